@@ -1,0 +1,23 @@
+"""Shared fixtures: one real Ray session for the whole test session (ray.init costs ~4 s)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[Any]:
+    """A local, CPU-only Ray started once per test session and shut down at the end."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    yield ray
+    ray.shutdown()
