@@ -1,0 +1,114 @@
+"""Sources, sinks, sanitizers and views, as tables (extended from config, not by new branches).
+
+Names are qualified names as ``names.py`` resolves them: ``import numpy as np; np.copy`` is
+``numpy.copy``. Method tables hold bare method names (the receiver's type is unknown to an ast
+analysis); they are only consulted on values already tainted, which keeps them precise.
+"""
+
+from __future__ import annotations
+
+# --- sources ------------------------------------------------------------------------------------
+
+# Object-store reads: a `ray.get` not traced to a compiled graph.
+RAY_GET = frozenset({"ray.get", "ray.worker.get", "ray._private.worker.get"})
+
+# `X.experimental_compile()` makes a compiled graph; its `execute` returns CompiledDAGRef(s).
+COMPILE_METHODS = frozenset({"experimental_compile"})
+EXECUTE_METHODS = frozenset({"execute"})
+EXECUTE_ASYNC_METHODS = frozenset({"execute_async"})
+
+# Annotation names that mark a compiled graph or a compiled-graph ref (last component).
+COMPILED_DAG_TYPES = frozenset({"CompiledDAG"})
+COMPILED_REF_TYPES = frozenset({"CompiledDAGRef", "CompiledDAGFuture"})
+
+# --- payload evidence (annotations) --------------------------------------------------------------
+
+# Types whose values hold array memory Ray deserialises zero-copy (last component of the name).
+ARRAY_TYPES = frozenset(
+    {
+        "ndarray", "NDArray", "ArrayLike",  # numpy
+        "Tensor",  # torch (zero-copy with RAY_ENABLE_ZERO_COPY_TORCH_TENSORS)
+        "DataFrame", "Series",  # pandas
+        "Array", "ChunkedArray", "Table", "RecordBatch",  # pyarrow
+    }
+)
+# Types that never hold arrays: a read annotated only with these is not reported.
+ARRAY_FREE_TYPES = frozenset(
+    {
+        "int", "str", "bool", "float", "complex", "bytes", "bytearray", "None", "NoneType",
+        "Literal", "ObjectRef", "ActorHandle", "Enum", "IntEnum", "StrEnum", "UUID", "Path",
+        "datetime", "timedelta", "date",
+    }
+)
+# Generic wrappers that are neutral: evidence comes from their arguments.
+NEUTRAL_GENERICS = frozenset(
+    {
+        "Optional", "Union", "list", "List", "dict", "Dict", "tuple", "Tuple", "set", "Set",
+        "frozenset", "FrozenSet", "Sequence", "Mapping", "Iterable", "Iterator", "Collection",
+        "MutableMapping", "MutableSequence", "Deque", "deque", "DefaultDict", "defaultdict",
+        "OrderedDict", "Annotated", "Final", "ClassVar",
+    }
+)
+
+# --- sanitizers ---------------------------------------------------------------------------------
+
+# The bundled helpers: any function of these names, from any module, detaches (vLLM ships its
+# own `detach_zero_copy_from_model_runner_output`).
+HELPER_NAMES = frozenset({"detach_zero_copy_from_model_runner_output", "detach_zero_copy"})
+
+# Calls whose result is a copy (detached).
+COPY_CALLS = frozenset(
+    {
+        "numpy.array",  # copies unless copy=False
+        "numpy.copy",
+        "copy.deepcopy",
+        "torch.tensor", "torch.clone",
+        "pickle.loads", "json.loads", "json.dumps",
+    }
+)
+# Builtins whose result never holds the argument's memory.
+CLEAN_BUILTINS = frozenset(
+    {
+        "len", "int", "float", "bool", "str", "repr", "bytes", "hash", "id", "isinstance",
+        "issubclass", "callable", "print", "format", "abs", "round", "sum", "any", "all", "ord",
+        "chr", "hasattr", "type", "divmod", "pow", "bin", "hex", "oct", "ascii", "range",
+    }
+)
+# Methods whose result is detached from the receiver.
+COPY_METHODS = frozenset(
+    {
+        "copy", "tolist", "flatten", "tobytes", "item", "astype", "clone", "numpy_copy",
+        "sum", "mean", "std", "var", "min", "max", "argmax", "argmin", "argsort", "all", "any",
+        "cumsum", "cumprod", "prod", "dot", "round", "clip", "nonzero", "__len__", "to_list",
+        "to_pylist", "to_pydict", "deepcopy", "count", "index", "startswith", "endswith",
+        "format", "join", "split", "strip", "encode", "decode", "is_set", "done",
+    }
+)
+# Attributes of an array-like value that are plain data (never the buffer).
+CLEAN_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides", "flags", "__class__"}
+)
+
+# numpy functions that return views (everything else in numpy returns a new array or scalar).
+NUMPY_VIEW_FUNCTIONS = frozenset(
+    {
+        "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "reshape", "ravel",
+        "transpose", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d",
+        "broadcast_to", "broadcast_arrays", "split", "array_split", "hsplit", "vsplit",
+        "dsplit", "swapaxes", "moveaxis", "rollaxis", "frombuffer", "diagonal", "real", "imag",
+        "asmatrix", "flip", "fliplr", "flipud", "rot90",
+    }
+)
+# torch functions that share memory with a numpy argument.
+TORCH_VIEW_FUNCTIONS = frozenset({"from_numpy", "as_tensor", "asarray", "frombuffer"})
+
+# --- sinks --------------------------------------------------------------------------------------
+
+# `c.<method>(value)`: the value goes into a container or channel (SHM103).
+CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "appendleft", "extendleft", "add", "update", "setdefault"}
+)
+# Channels and futures: the value leaves the iteration whatever the receiver is (SHM103).
+CHANNEL_METHODS = frozenset({"put", "put_nowait", "set_result", "send", "send_nowait"})
+# Functions that push into their first argument (SHM103).
+CONTAINER_FUNCTIONS = frozenset({"heapq.heappush", "heapq.heappushpop", "heapq.heapreplace"})
