@@ -1,0 +1,41 @@
+"""Taint analysis from Ray reads (sources) to places that keep values (sinks).
+
+``analyze_module`` is the one entry point: it returns :class:`RawFinding`s in ast coordinates;
+the engine turns them into :class:`shmlint.types.Finding`s.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from shmlint.dataflow.context import ModuleContext, RawFinding
+from shmlint.dataflow.facts import collect_annotations
+from shmlint.dataflow.function import FunctionAnalysis
+from shmlint.names import Scope
+from shmlint.options import Options
+
+__all__ = ["RawFinding", "analyze_module"]
+
+# A module needs the facts pre-pass (handles stored on attributes or returned by functions)
+# only if it can make compiled-graph handles at all.
+_HANDLE_WORDS = ("experimental_compile", "CompiledDAG", "execute_async")
+_FACT_ROUNDS = 3
+
+
+def analyze_module(tree: ast.Module, options: Options, text: str | None = None) -> list[RawFinding]:
+    """All findings of one module (before noqa, select and confidence filters)."""
+    ctx = ModuleContext(tree, options)
+    collect_annotations(tree, ctx.facts)
+    needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
+    if needs_facts:
+        ctx.reporting = False
+        for _ in range(_FACT_ROUNDS):
+            ctx.changed = False
+            FunctionAnalysis(ctx, tree, Scope(tree, None)).run()
+            if not ctx.changed:
+                break
+        ctx.reporting = True
+    FunctionAnalysis(ctx, tree, Scope(tree, None)).run()
+    return sorted(
+        ctx.findings.values(), key=lambda f: (f.site.line, f.site.col, f.code, f.label.site.line)
+    )

@@ -1,0 +1,116 @@
+"""What the analysis of one module shares across its functions: options, facts, findings."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+
+from shmlint.annotations import Evidence
+from shmlint.dataflow.values import Label, Site, State, Value
+from shmlint.options import Options
+from shmlint.types import Confidence, SourceKind
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RawFinding:
+    """A finding in ast coordinates, before it is given a path, a message and char columns."""
+
+    code: str
+    site: Site
+    label: Label
+    confidence: Confidence
+
+
+@dataclasses.dataclass(slots=True)
+class Facts:
+    """Module-wide facts the functions of a module need about each other.
+
+    Keys: ``"Class.attr"`` for attributes of ``self``, ``"func"`` / ``"Class.method"`` for what a
+    function returns, plain names for module-level variables.
+    """
+
+    attr_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    attr_annotations: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
+    return_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    module_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+
+    def merge_kinds(self, table: dict[str, frozenset[str]], key: str, kinds: frozenset[str]) -> bool:
+        """Add ``kinds`` under ``key``; True when that changed the table."""
+        old = table.get(key, frozenset())
+        if kinds <= old:
+            return False
+        table[key] = old | kinds
+        return True
+
+
+def confidence_for(kind: SourceKind, evidence: Evidence) -> Confidence | None:
+    """DESIGN §3: channel and configured reads are high; object-store reads are high only with
+    array evidence; anything known to be array-free is not reported (None)."""
+    if evidence is Evidence.ARRAY_FREE:
+        return None
+    if kind is SourceKind.OBJECT_STORE and evidence is not Evidence.ARRAYS:
+        return Confidence.MEDIUM
+    return Confidence.HIGH
+
+
+class ModuleContext:
+    """Per-module analysis state shared by every function analysis."""
+
+    def __init__(self, tree: ast.Module, options: Options) -> None:
+        self.tree = tree
+        self.options = options
+        self.ref_regex: re.Pattern[str] | None = options.ref_name_regex()
+        self.facts = Facts()
+        self.reporting = True  # False during the facts pre-pass
+        self.changed = False  # set when a facts table grew (the pre-pass iterates on it)
+        self.findings: dict[tuple[str, Site, int], RawFinding] = {}
+        self._labels: dict[int, Label] = {}
+
+    def label(self, node: ast.AST, kind: SourceKind) -> Label:
+        """The (one) label of a source node, however often the node is evaluated."""
+        key = id(node)
+        label = self._labels.get(key)
+        if label is None:
+            label = self._labels[key] = Label(Site.of(node), kind, key)
+        return label
+
+    def is_ref_name(self, name: str) -> bool:
+        """True when the configured ``ref-name-pattern`` marks ``name`` as holding refs."""
+        return self.ref_regex is not None and self.ref_regex.fullmatch(name) is not None
+
+    def report(
+        self,
+        state: State,
+        value: Value,
+        code: str,
+        site: Site,
+        sink_evidence: Evidence = Evidence.UNKNOWN,
+    ) -> None:
+        """``value`` reaches a sink of ``code`` at ``site`` on the path ``state``.
+
+        Each label is reported at the first sink it reaches on a path; where it entered a local
+        container that now escapes, it is reported at that entry (SHM103); a closure that
+        escapes is SHM107 whatever the sink.
+        """
+        for label in sorted(value.labels, key=lambda lab: (lab.site.line, lab.site.col)):
+            if label in state.reported:
+                continue
+            state.reported.add(label)
+            if not self.reporting:
+                continue
+            evidence = sink_evidence if sink_evidence is not Evidence.UNKNOWN else value.evidence
+            confidence = confidence_for(label.kind, evidence)
+            if confidence is None:
+                continue
+            final_code, final_site = code, site
+            entry_sites = sorted(
+                (entry_site for entry_label, entry_site in value.entries if entry_label == label),
+                key=lambda s: (s.line, s.col),
+            )
+            if entry_sites:
+                final_code, final_site = "SHM103", entry_sites[0]
+            if value.closure:
+                final_code = "SHM107"
+            key = (final_code, final_site, label.key)
+            self.findings.setdefault(key, RawFinding(final_code, final_site, label, confidence))

@@ -1,0 +1,147 @@
+"""The abstract values of the taint analysis and the per-path state, with their joins."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from shmlint.annotations import Evidence
+from shmlint.types import SourceKind
+
+# Kinds of Ray handle a value may be (not taint: handles are not zero-copy memory).
+DAG = "dag"  # a compiled graph (`experimental_compile()`)
+REF = "ref"  # a CompiledDAGRef, or a container of them
+CORO = "coro"  # the coroutine `execute_async()` returns
+FUTURE = "future"  # the CompiledDAGFuture awaiting that coroutine gives
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Site:
+    """A source range (ast coordinates: 1-based lines, UTF-8 byte columns)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @classmethod
+    def of(cls, node: ast.AST) -> Site:
+        """The range of ``node``."""
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0)
+        end_line = getattr(node, "end_lineno", None) or line
+        end_col = getattr(node, "end_col_offset", None)
+        return cls(line, col, end_line, col if end_col is None else end_col)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Label:
+    """One read (a source expression); every value derived from it carries the label."""
+
+    site: Site
+    kind: SourceKind
+    key: int  # identity of the source node within the analysed tree
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Value:
+    """What the analysis knows of one value."""
+
+    labels: frozenset[Label] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    direct: bool = False  # exactly the payload of the read (not derived from it)
+    closure: bool = False  # a function object capturing tainted values
+    evidence: Evidence = Evidence.UNKNOWN
+    # Where a label entered this (local) container: a later escape is reported there (SHM103).
+    entries: frozenset[tuple[Label, Site]] = frozenset()
+
+    @property
+    def tainted(self) -> bool:
+        """True when the value may hold memory of some read."""
+        return bool(self.labels)
+
+    def derived(self) -> Value:
+        """A value computed from this one that may share its memory (a view, an element)."""
+        return Value(self.labels, self.kinds, closure=self.closure, entries=self.entries)
+
+    def join(self, other: Value) -> Value:
+        """Either of the two values (control-flow merge or a union of parts)."""
+        if self is other:
+            return self
+        if self.evidence == other.evidence:
+            evidence = self.evidence
+        elif Evidence.ARRAYS in (self.evidence, other.evidence):
+            evidence = Evidence.ARRAYS
+        else:
+            evidence = Evidence.UNKNOWN
+        return Value(
+            self.labels | other.labels,
+            self.kinds | other.kinds,
+            self.direct and other.direct,
+            self.closure or other.closure,
+            evidence,
+            self.entries | other.entries,
+        )
+
+    def without(self, labels: frozenset[Label]) -> Value:
+        """This value with ``labels`` removed (they were detached in place)."""
+        if not labels & self.labels:
+            return self
+        kept = frozenset(e for e in self.entries if e[0] not in labels)
+        return dataclasses.replace(self, labels=self.labels - labels, entries=kept)
+
+
+EMPTY = Value()
+
+
+def union(values: list[Value]) -> Value:
+    """The join of several parts of one value (a tuple display, call arguments)."""
+    result = EMPTY
+    for value in values:
+        result = result.join(value) if result is not EMPTY else value.derived()
+    return result
+
+
+@dataclasses.dataclass(slots=True)
+class State:
+    """The facts on one control-flow path at one point of a function."""
+
+    vars: dict[str, Value] = dataclasses.field(default_factory=dict)
+    bound_at: dict[str, Site] = dataclasses.field(default_factory=dict)
+    reported: set[Label] = dataclasses.field(default_factory=set)
+    dead: bool = False  # after return / raise / break / continue
+
+    def copy(self) -> State:
+        """An independent copy, for analysing one branch."""
+        return State(dict(self.vars), dict(self.bound_at), set(self.reported), self.dead)
+
+    def live_labels(self) -> set[Label]:
+        """Every label some variable may still hold."""
+        live: set[Label] = set()
+        for value in self.vars.values():
+            live |= value.labels
+        return live
+
+
+def join_states(states: list[State]) -> State:
+    """Merge paths: a variable may hold what it holds on any path; a label counts as reported
+    only if it was reported on every path where it is alive (first sink *on each path*)."""
+    alive = [s for s in states if not s.dead]
+    if not alive:
+        return State(dead=True)
+    if len(alive) == 1:
+        return alive[0].copy()
+    result = State()
+    for state in alive:
+        for name, value in state.vars.items():
+            old = result.vars.get(name)
+            result.vars[name] = value if old is None else old.join(value)
+        for name, site in state.bound_at.items():
+            result.bound_at.setdefault(name, site)
+    live = [(s, s.live_labels()) for s in alive]
+    candidates = set().union(*(s.reported for s in alive))
+    for label in candidates:
+        voters = [s for s, labels in live if label in labels or label in s.reported]
+        if all(label in s.reported for s in voters):
+            result.reported.add(label)
+    return result

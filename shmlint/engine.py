@@ -1,0 +1,136 @@
+"""One file in, one :class:`FileResult` out: prefilter, decode, parse, analyse, filter.
+
+Never raises for a bad file: what cannot be read, decoded or parsed becomes one SHM001 finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+import warnings
+from pathlib import Path
+
+from shmlint.config import Config
+from shmlint.dataflow import RawFinding, analyze_module
+from shmlint.options import Options
+from shmlint.rules import RULES
+from shmlint.suppress import is_suppressed
+from shmlint.types import Confidence, FileResult, Finding, SourceKind
+
+# A file that mentions none of these cannot contain a source: it is never parsed.
+_SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
+
+
+def may_contain_source(text: str, options: Options) -> bool:
+    """The cheap text check run before parsing (it must never lose a finding)."""
+    if _SOURCE_WORDS.search(text):
+        return True
+    if options.ref_name_pattern and ".get(" in text:
+        return True
+    return any(name.rpartition(".")[2] in text for name in options.extend_sources)
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source bytes as the interpreter would (PEP 263 cookie, BOM, else UTF-8).
+
+    Raises ``UnicodeDecodeError``/``SyntaxError``/``LookupError`` for undecodable bytes.
+    """
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def check_bytes(data: bytes, path: str, config: Config, *, prefilter: bool = True) -> FileResult:
+    """Check one file's bytes (``path`` is only used for reporting and per-file ignores)."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        return _error_result(path, config, 1, 0, f"cannot decode the file: {error}")
+    return check_text(text, path, config, prefilter=prefilter)
+
+
+def check_path(path: Path, display: str, config: Config, *, prefilter: bool = True) -> FileResult:
+    """Check one file on disk, reported as ``display``."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return _error_result(display, config, 1, 0, f"cannot read the file: {error.strerror}")
+    return check_bytes(data, display, config, prefilter=prefilter)
+
+
+def check_text(text: str, path: str, config: Config, *, prefilter: bool = True) -> FileResult:
+    """Check decoded source text."""
+    if prefilter and not may_contain_source(text, config.options):
+        return FileResult(path, (), parsed=False, skipped=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings are the user's compiler's business
+            tree = ast.parse(text, filename=path, type_comments=False)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        col = max((error.offset or 1) - 1, 0)
+        return _error_result(path, config, line, col, f"cannot parse the file: {error.msg}")
+    except (RecursionError, MemoryError, ValueError) as error:
+        return _error_result(path, config, 1, 0, f"cannot parse the file: {type(error).__name__}")
+    lines = text.splitlines()
+    try:
+        findings = analyze_tree(tree, lines, path, config, text)
+    except RecursionError:
+        return _error_result(path, config, 1, 0, "the file is too deeply nested to analyse")
+    return FileResult(path, tuple(findings), parsed=True)
+
+
+def analyze_tree(
+    tree: ast.Module, lines: list[str], path: str, config: Config, text: str | None = None
+) -> list[Finding]:
+    """The filtered findings of a parsed module (the flake8 plugin enters here)."""
+    findings = []
+    threshold = config.options.min_confidence.rank
+    for raw in analyze_module(tree, config.options, text):
+        if raw.confidence.rank < threshold or not config.is_enabled(raw.code, path):
+            continue
+        line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
+        if is_suppressed(line_text, raw.code):
+            continue
+        findings.append(_finding(raw, lines, path))
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _char_col(lines: list[str], line: int, byte_col: int) -> int:
+    """ast columns are UTF-8 byte offsets; reports use characters (as ruff does)."""
+    if not 1 <= line <= len(lines):
+        return byte_col
+    text = lines[line - 1]
+    if text.isascii():
+        return byte_col
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _finding(raw: RawFinding, lines: list[str], path: str) -> Finding:
+    site, source = raw.site, raw.label.site
+    return Finding(
+        path=path,
+        line=site.line,
+        col=_char_col(lines, site.line, site.col),
+        end_line=site.end_line,
+        end_col=_char_col(lines, site.end_line, site.end_col),
+        code=raw.code,
+        message=RULES[raw.code].message(raw.label.kind, source.line),
+        confidence=raw.confidence,
+        source_kind=raw.label.kind,
+        source_line=source.line,
+        source_col=_char_col(lines, source.line, source.col),
+    )
+
+
+def _error_result(path: str, config: Config, line: int, col: int, message: str) -> FileResult:
+    findings: tuple[Finding, ...] = ()
+    if config.is_enabled("SHM001", path):
+        finding = Finding(
+            path, line, col, line, col, "SHM001", message, Confidence.HIGH, SourceKind.NONE, 0, 0
+        )
+        findings = (finding,)
+    return FileResult(path, findings, parsed=False)
