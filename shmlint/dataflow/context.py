@@ -32,6 +32,7 @@ class Facts:
 
     attr_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     attr_annotations: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
+    module_annotations: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
     return_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     module_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 

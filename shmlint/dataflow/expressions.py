@@ -7,6 +7,7 @@ arithmetic and known-clean builtins end it (DESIGN §1, §3; the tables are in `
 from __future__ import annotations
 
 import ast
+import dataclasses
 from shmlint import catalog
 from shmlint.dataflow.base import AnalysisBase
 from shmlint.annotations import Evidence
@@ -38,7 +39,8 @@ class ExpressionMixin(AnalysisBase):
         if isinstance(node, ast.Subscript):
             base = self.value(node.value, state)
             self.value(node.slice, state)
-            return Value(base.labels, base.kinds & {REF}, closure=base.closure, entries=base.entries)
+            element = base.derived(view=True)
+            return dataclasses.replace(element, kinds=base.kinds & {REF})
         if isinstance(node, ast.Call):
             return self.call_value(node, state)
         if isinstance(node, ast.Await):
@@ -210,9 +212,10 @@ class ExpressionMixin(AnalysisBase):
         if method is not None and receiver.tainted:
             if method in catalog.COPY_METHODS:
                 if method == "astype" and _is_false(_keyword(node, "copy")):
-                    return receiver.derived()
+                    return receiver.derived(view=True)
                 return EMPTY
-            return receiver.derived().join(passed) if passed.tainted else receiver.derived()
+            view = receiver.derived(view=True)
+            return view.join(passed) if passed.tainted else view
         return passed
 
     def call_name(self, func: ast.expr, state: State) -> str | None:

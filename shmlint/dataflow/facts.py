@@ -4,19 +4,39 @@ from __future__ import annotations
 
 import ast
 
+from shmlint import catalog
+from shmlint.annotations import names_type
 from shmlint.dataflow.context import Facts
+from shmlint.dataflow.values import DAG, REF
+
+
+def handle_kinds(annotation: ast.expr) -> frozenset[str]:
+    """``CompiledDAG`` annotations make graphs, ``CompiledDAGRef`` ones make refs."""
+    if names_type(annotation, catalog.COMPILED_DAG_TYPES):
+        return frozenset({DAG})
+    if names_type(annotation, catalog.COMPILED_REF_TYPES):
+        return frozenset({REF})
+    return frozenset()
+
+
+def _record(facts: Facts, key: str, annotation: ast.expr) -> None:
+    facts.attr_annotations.setdefault(key, annotation)
+    kinds = handle_kinds(annotation)
+    if kinds:
+        facts.merge_kinds(facts.attr_kinds, key, kinds)
 
 
 def collect_annotations(tree: ast.Module, facts: Facts) -> None:
     """Record ``Class.attr`` annotations: class-level ``attr: T`` and ``self.attr: T`` in methods."""
+    for statement in tree.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            facts.module_annotations.setdefault(statement.target.id, statement.annotation)
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                facts.attr_annotations.setdefault(
-                    f"{node.name}.{statement.target.id}", statement.annotation
-                )
+                _record(facts, f"{node.name}.{statement.target.id}", statement.annotation)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _method_annotations(node.name, statement, facts)
 
@@ -35,4 +55,4 @@ def _method_annotations(
             and isinstance(sub.target.value, ast.Name)
             and sub.target.value.id == self_name
         ):
-            facts.attr_annotations.setdefault(f"{class_name}.{sub.target.attr}", sub.annotation)
+            _record(facts, f"{class_name}.{sub.target.attr}", sub.annotation)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from shmlint import catalog
-from shmlint.annotations import Evidence, names_type
+from shmlint.annotations import Evidence
 from shmlint.dataflow.base import BodyNode, Comprehension, FunctionNode
 from shmlint.dataflow.context import ModuleContext
 from shmlint.dataflow.expressions import ExpressionMixin
 from shmlint.dataflow.statements import StatementMixin
+from shmlint.dataflow.facts import handle_kinds
 from shmlint.dataflow.frames import LoopFrame
-from shmlint.dataflow.values import DAG, EMPTY, REF, Site, State, Value
+from shmlint.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.names import Scope
 
 
@@ -68,7 +68,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
                 self.annotations.setdefault(sub.target.id, sub.annotation)
         for name, annotation in self.annotations.items():
-            kinds = _handle_kinds(annotation)
+            kinds = handle_kinds(annotation)
             if kinds:
                 self.annotation_kinds[name] = kinds
 
@@ -122,14 +122,20 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             or name in self.scope.global_names
             or name in self.scope.nonlocal_names
         ):
-            self.ctx.report(state, value, "SHM106", Site.of(target))
+            facts = self.ctx.facts
+            if self.is_class_body:
+                declared = facts.attr_annotations.get(f"{self.class_name}.{name}")
+            else:
+                declared = facts.module_annotations.get(name)
+            evidence = self.annotation_evidence(declared)
+            self.ctx.report(state, value, "SHM106", Site.of(target), evidence)
             return
         annotation = self.annotations.get(name)
         if annotation is not None:
             evidence = self.annotation_evidence(annotation)
             if evidence is not Evidence.UNKNOWN:
                 value = dataclasses.replace(value, evidence=evidence)
-            value = dataclasses.replace(value, kinds=value.kinds | _handle_kinds(annotation))
+            value = dataclasses.replace(value, kinds=value.kinds | handle_kinds(annotation))
         state.vars[name] = value
         state.bound_at[name] = Site.of(target)
         if isinstance(self.node, ast.Module) and value.kinds:
@@ -196,8 +202,10 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             and sub.id in state.vars
             and sub.id not in scope.locals
         ]
-        labels = frozenset().union(*(v.labels for v in captured)) if captured else frozenset()
-        return Value(labels, closure=bool(labels))
+        if not captured:
+            return EMPTY
+        held = union(captured)
+        return Value(held.labels, closure=bool(held.labels), evidence=held.evidence)
 
     def comprehension_value(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state: State
@@ -241,11 +249,3 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             )
         evidence = self.annotation_evidence(self.return_annotation)
         self.ctx.report(state, value, "SHM101", Site.of(node), evidence)
-
-
-def _handle_kinds(annotation: ast.expr) -> frozenset[str]:
-    if names_type(annotation, catalog.COMPILED_DAG_TYPES):
-        return frozenset({DAG})
-    if names_type(annotation, catalog.COMPILED_REF_TYPES):
-        return frozenset({REF})
-    return frozenset()

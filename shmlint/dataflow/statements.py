@@ -98,13 +98,15 @@ class StatementMixin(AnalysisBase):
             self.bind(node.target, result, state)
 
     def aug_assign(self, node: ast.AugAssign, state: State) -> None:
-        """``x += v`` extends lists in place; arithmetic otherwise (which copies)."""
+        """``x += [v]`` extends a list in place; any other augmented assignment is arithmetic,
+        which copies (``total += arr``) — precision first: ``x += other_list`` is not followed."""
         added = self.value(node.value, state)
-        if not isinstance(node.op, ast.Add):
-            added = EMPTY
+        displays = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+        if not (isinstance(node.op, ast.Add) and isinstance(node.value, displays)):
+            return
         if isinstance(node.target, ast.Name):
             old = self.name_value(node.target.id, state)
-            self.bind(node.target, old.join(added) if added.tainted else old, state)
+            self.bind(node.target, old.join(added), state)
         elif isinstance(node.target, ast.Attribute):
             self.store_attribute(node.target, added, state)
         elif isinstance(node.target, ast.Subscript):

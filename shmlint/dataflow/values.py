@@ -60,9 +60,14 @@ class Value:
         """True when the value may hold memory of some read."""
         return bool(self.labels)
 
-    def derived(self) -> Value:
-        """A value computed from this one that may share its memory (a view, an element)."""
-        return Value(self.labels, self.kinds, closure=self.closure, entries=self.entries)
+    def derived(self, *, view: bool = False) -> Value:
+        """A value computed from this one that may share its memory.
+
+        ``view``: an element, slice or view of an array-bearing value bears arrays too; an
+        attribute of it says nothing (array evidence is kept only for views).
+        """
+        evidence = Evidence.ARRAYS if view and self.evidence is Evidence.ARRAYS else Evidence.UNKNOWN
+        return Value(self.labels, self.kinds, False, self.closure, evidence, self.entries)
 
     def join(self, other: Value) -> Value:
         """Either of the two values (control-flow merge or a union of parts)."""
@@ -98,7 +103,8 @@ def union(values: list[Value]) -> Value:
     """The join of several parts of one value (a tuple display, call arguments)."""
     result = EMPTY
     for value in values:
-        result = result.join(value) if result is not EMPTY else value.derived()
+        part = value.derived(view=True)
+        result = part if result is EMPTY else result.join(part)
     return result
 
 

@@ -1,0 +1,48 @@
+"""Every fixture reports exactly the (line, code, confidence) set its markers say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shmlint.config import Config
+from shmlint.engine import check_path
+from shmlint.options import Options
+from shmlint.types import Confidence
+from tests.fixture_markers import expected_reports, fixture_files, markers
+
+MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
+
+
+def reported(path: Path, config: Config = MEDIUM) -> set[tuple[int, str, str]]:
+    result = check_path(path, str(path), config)
+    return {(f.line, f.code, f.confidence.value) for f in result.findings}
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_fixture_reports_exactly_its_markers(path: Path) -> None:
+    got = reported(path)
+    want = expected_reports(path)
+    missing = sorted(want - got)
+    unexpected = sorted(got - want)
+    assert not missing and not unexpected, f"missing {missing}, unexpected {unexpected}"
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_ok_markers_are_not_reported(path: Path) -> None:
+    oks = {(line, code) for line, code, _ in markers(path)["ok"]}
+    got = {(line, code) for line, code, _ in reported(path)}
+    assert not oks & got
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_default_threshold_reports_only_high(path: Path) -> None:
+    got = reported(path, Config())
+    want = {e for e in expected_reports(path) if e[2] == "high"}
+    assert got == want
+
+
+def test_fixtures_exist_for_every_sink_rule() -> None:
+    names = {p.stem for p in fixture_files()}
+    assert {f"SHM10{i}" for i in range(1, 8)} <= names
