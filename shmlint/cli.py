@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from shmlint import report
 from shmlint._version import __version__
@@ -73,7 +73,7 @@ def _load(args: argparse.Namespace) -> Config:
         real = [p for p in args.paths if p != "-"]
         start = Path(args.stdin_filename or (real[0] if real else "."))
         config = load_config(find_pyproject(start if start.exists() else Path.cwd()))
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     if args.select is not None:
         changes["select"] = args.select
     if args.ignore is not None:

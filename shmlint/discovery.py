@@ -37,4 +37,4 @@ def iter_python_files(paths: list[str], config: Config) -> Iterator[tuple[Path, 
                     continue
                 path = here / name
                 if not _excluded(path, config):
-                    yield path, os.path.join(directory, name) if directory != "." else name
+                    yield path, os.path.normpath(os.path.join(directory, name))

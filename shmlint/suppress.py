@@ -6,7 +6,7 @@ import re
 
 # flake8's own pattern: `# noqa`, `# noqa: SHM101`, `# NOQA:SHM101,SHM102`, `# noqa: SHM1`.
 _NOQA = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?",
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
 _SEPARATOR = re.compile(r"[,\s]+")
