@@ -20,6 +20,8 @@ EXECUTE_ASYNC_METHODS = frozenset({"execute_async"})
 # Annotation names that mark a compiled graph or a compiled-graph ref (last component).
 COMPILED_DAG_TYPES = frozenset({"CompiledDAG"})
 COMPILED_REF_TYPES = frozenset({"CompiledDAGRef", "CompiledDAGFuture"})
+# Plain object refs: an annotation admitting them as well is not evidence of a channel read.
+PLAIN_REF_TYPES = frozenset({"ObjectRef", "ObjectRefGenerator", "DynamicObjectRefGenerator"})
 
 # --- payload evidence (annotations) --------------------------------------------------------------
 

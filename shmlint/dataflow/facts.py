@@ -15,7 +15,9 @@ def handle_kinds(annotation: ast.expr) -> frozenset[str]:
     if names_type(annotation, catalog.COMPILED_DAG_TYPES):
         return frozenset({DAG})
     if names_type(annotation, catalog.COMPILED_REF_TYPES):
-        return frozenset({REF})
+        # `Union[ObjectRef, CompiledDAGRef]` says "maybe a channel": not enough for `high`.
+        if not names_type(annotation, catalog.PLAIN_REF_TYPES):
+            return frozenset({REF})
     return frozenset()
 
 
