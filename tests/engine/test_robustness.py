@@ -23,6 +23,7 @@ MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM, ref_name_patte
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith compiles what it generates
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())
 def test_engine_never_raises_on_generated_programs(source: str) -> None:
@@ -31,6 +32,7 @@ def test_engine_never_raises_on_generated_programs(source: str) -> None:
     assert all(f.code.startswith("SHM") for f in result.findings)
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
 def test_dataflow_never_raises_on_generated_trees(source: str) -> None:
