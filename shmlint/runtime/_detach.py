@@ -40,30 +40,23 @@ _FIELDS: dict[type, tuple[tuple[str, ...], Callable[[object], tuple[object, ...]
 
 
 def _detach_logprobs(logprobs: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len(logprobs) == 4:
+        # Fast path for vLLM's LogprobsLists: three arrays and `cu_num_generated_tokens`.
+        a, b, c, cu = logprobs
+        if type(a) is type(b) is type(c) is np.ndarray:
+            wa, wb, wc = a.flags.writeable, b.flags.writeable, c.flags.writeable
+            if wa and wb and wc:
+                return logprobs
+            copied = [a if wa else a.copy(), b if wb else b.copy(), c if wc else c.copy(), cu]
+            return rebuild_tuple(logprobs, copied)
     items: list[Any] | None = None
-    index = 0
-    for item in logprobs:
-        # `type(...) is` and the index test first: this loop is the helper's hot path.
-        if type(item) is np.ndarray and index != _LOGPROBS_KEEP_INDEX:
+    for index, item in enumerate(logprobs):
+        if index != _LOGPROBS_KEEP_INDEX and isinstance(item, np.ndarray):
             if not item.flags.writeable:
                 if items is None:
                     items = list(logprobs)
                 items[index] = item.copy()
-        elif isinstance(item, np.ndarray) and index != _LOGPROBS_KEEP_INDEX:
-            items = _copy_subclass_item(logprobs, items, index, item)
-        index += 1
     return logprobs if items is None else rebuild_tuple(logprobs, items)
-
-
-def _copy_subclass_item(
-    logprobs: tuple[Any, ...], items: list[Any] | None, index: int, item: Any
-) -> list[Any] | None:
-    # ndarray subclasses (rare) take the slow path; same rule: copy when read-only.
-    if item.flags.writeable:
-        return items
-    items = list(logprobs) if items is None else items
-    items[index] = item.copy()
-    return items
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
@@ -114,24 +107,20 @@ def _is_frozen(obj: object) -> bool:
 
 
 def _detach_output(output: T) -> T:
-    changes: dict[str, object] = {}
+    changes: dict[str, object] | None = None
     logprobs = getattr(output, "logprobs", None)
-    if isinstance(logprobs, tuple):
+    if logprobs is not None and isinstance(logprobs, tuple):
         new_logprobs = _detach_logprobs(logprobs)
         if new_logprobs is not logprobs:
-            changes["logprobs"] = new_logprobs
-    names, values = _other_fields(output)
+            changes = {"logprobs": new_logprobs}
+    cached = _FIELDS.get(type(output))
+    if cached is not None:  # a dataclass seen before: one C-level getter for every field
+        names, values = cached[0], cached[1](output)
+    else:
+        names, values = _other_fields(output)
     if not _PLAIN_TYPES.issuperset(map(type, values)):
-        for name, value in zip(names, values):
-            if isinstance(value, np.ndarray):
-                new = copy_if_readonly(value)
-            elif _is_record(value):
-                new = detach_zero_copy(value)
-            else:
-                continue
-            if new is not value:
-                changes[name] = new
-    if not changes:
+        changes = _detach_fields(names, values, changes)
+    if changes is None:
         return output
     if _is_frozen(output):
         # A frozen output cannot be detached in place: the wrap style still gets a detached
@@ -140,6 +129,22 @@ def _detach_output(output: T) -> T:
     for name, new in changes.items():
         setattr(output, name, new)
     return output
+
+
+def _detach_fields(
+    names: tuple[str, ...], values: tuple[object, ...], changes: dict[str, object] | None
+) -> dict[str, object] | None:
+    for name, value in zip(names, values):
+        if isinstance(value, np.ndarray):
+            new = copy_if_readonly(value)
+        elif _is_record(value):
+            new = detach_zero_copy(value)
+        else:
+            continue
+        if new is not value:
+            changes = {} if changes is None else changes
+            changes[name] = new
+    return changes
 
 
 def detach_zero_copy_from_model_runner_output(output: T) -> T:
