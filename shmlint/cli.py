@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes")
     check.add_argument("--stdin-filename", help="the name to report for source read from stdin")
+    check.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="also apply fixes that may change behaviour (with --fix / --diff)")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff; write nothing")
     check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
@@ -84,42 +89,127 @@ def _load(args: argparse.Namespace) -> Config:
     return dataclasses.replace(config, **changes) if changes else config
 
 
-def _collect(args: argparse.Namespace, config: Config) -> list[FileResult]:
+@dataclasses.dataclass(slots=True)
+class Checked:
+    """One checked input: where it came from, its bytes when read from stdin, its result."""
+
+    path: Path | None  # None for stdin
+    data: bytes | None
+    result: FileResult
+
+
+def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     prefilter = not args.no_prefilter
-    results = []
+    checked = []
     for given in args.paths:
         if given == "-":
             name = args.stdin_filename or "-"
-            results.append(check_bytes(sys.stdin.buffer.read(), name, config, prefilter=prefilter))
+            data = sys.stdin.buffer.read()
+            checked.append(Checked(None, data, check_bytes(data, name, config, prefilter=prefilter)))
             continue
         try:
             files = list(iter_python_files([given], config))
         except FileNotFoundError:
             raise UsageError(f"{given}: no such file or directory") from None
         for path, display in files:
-            results.append(check_path(path, display, config, prefilter=prefilter))
-    return results
+            result = check_path(path, display, config, prefilter=prefilter)
+            checked.append(Checked(path, None, result))
+    return checked
+
+
+def _plural(count: int) -> str:
+    return f"{count} finding{'s' if count != 1 else ''}"
 
 
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
-    """``shmlint check``: lint, report, and return the exit code."""
+    """``shmlint check``: lint (and fix), report, and return the exit code."""
     config = _load(args)
-    results = _collect(args, config)
-    findings: list[Finding] = sorted(
-        (f for result in results for f in result.findings), key=Finding.sort_key
-    )
+    checked = _collect(args, config)
+    if args.fix or args.diff:
+        return run_fix(args, config, checked, out)
+    findings = sorted((f for c in checked for f in c.result.findings), key=Finding.sort_key)
+    _report(args, findings, out)
+    if args.output_format != "json":
+        out.write(f"Found {_plural(len(findings))}.\n" if findings else "All checks passed!\n")
+        hidden = sum(f.fixable and f.unsafe_fix for f in findings)
+        if hidden:
+            out.write(f"{hidden} more fixable with --fix --unsafe-fixes.\n")
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _report(args: argparse.Namespace, findings: list[Finding], out: TextIO) -> None:
     if args.output_format == "json":
         report.write_json(findings, out)
-    else:
-        report.write_text(findings, out)
-        if args.statistics and findings:
-            report.write_statistics(findings, out)
-        count = len(findings)
-        out.write(f"Found {count} finding{'s' if count != 1 else ''}.\n" if count
-                  else "All checks passed!\n")
-    if findings and not args.exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+        return
+    report.write_text(findings, out)
+    if args.statistics and findings:
+        report.write_statistics(findings, out)
+
+
+def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextIO) -> list[Finding]:
+    """Fix one input; returns the findings that remain in it."""
+    from shmlint.fixer import apply_fixes, fixable_findings  # libcst only when fixing
+    from shmlint.fixer.write import write_atomically
+
+    result = item.result
+    to_fix = fixable_findings(result.findings, args.unsafe_fixes)
+    data = item.data
+    if data is None and item.path is not None and to_fix:
+        data = item.path.read_bytes()
+    new_data = data
+    remaining = list(result.findings)
+    if to_fix and data is not None:
+        outcome = apply_fixes(data, to_fix, config)
+        if outcome.error:
+            sys.stderr.write(f"shmlint: {result.path}: not fixed: {outcome.error}\n")
+        if outcome.changed:
+            new_data = outcome.source
+            remaining = list(check_bytes(new_data, result.path, config).findings)
+            if args.diff:
+                out.write(_unified_diff(result.path, data, new_data))
+            elif item.path is not None:
+                write_atomically(item.path, new_data)
+    if item.path is None and not args.diff:
+        sys.stdout.buffer.write(new_data or b"")  # `--fix -`: the fixed source on stdout
+        sys.stdout.flush()
+    return remaining
+
+
+def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], out: TextIO) -> int:
+    """``--fix`` / ``--diff``: apply fixes per file, then report what remains."""
+    from_stdin = any(c.path is None for c in checked)
+    # The diff (or the fixed stdin source) owns stdout; findings and the summary go to stderr.
+    log = sys.stderr if (args.diff or from_stdin) else out
+    before = sum(len(c.result.findings) for c in checked)
+    remaining: list[Finding] = []
+    for item in checked:
+        remaining.extend(_fix_one(item, args, config, out))
+    if not args.diff:
+        _report(args, sorted(remaining, key=Finding.sort_key), log)
+    fixed = max(before - len(remaining), 0)
+    if args.output_format != "json" or args.diff or from_stdin:
+        verb = "would be fixed" if args.diff else "fixed"
+        log.write(f"Found {_plural(before)} ({fixed} {verb}, {len(remaining)} remaining).\n")
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if args.diff:
+        return EXIT_FINDINGS if fixed else EXIT_CLEAN
+    return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def _unified_diff(path: str, old: bytes, new: bytes) -> str:
+    import difflib
+
+    from shmlint.engine import decode_source
+
+    return "".join(
+        difflib.unified_diff(
+            decode_source(old).splitlines(keepends=True),
+            decode_source(new).splitlines(keepends=True),
+            fromfile=path,
+            tofile=path,
+        )
+    )
 
 
 def run_rules(out: TextIO) -> int:

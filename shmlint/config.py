@@ -165,7 +165,11 @@ def config_from_table(table: Mapping[str, Any], where: str, root: Path | None) -
         if table["helper-style"] not in ("wrap", "in-place"):
             raise ConfigError(f"{where}: tool.shmlint.helper-style must be 'wrap' or 'in-place'")
         changes["helper_style"] = table["helper-style"]
-    changes["options"] = _options(table, where)
+    options = _options(table, where)
+    helper = changes.get("helper", config.helper)
+    # The helper --fix inserts detaches by definition: the analysis must accept it.
+    sanitizers = options.extend_sanitizers | {helper.replace(":", ".")}
+    changes["options"] = dataclasses.replace(options, extend_sanitizers=sanitizers)
     return dataclasses.replace(config, **changes)
 
 

@@ -20,6 +20,7 @@ from shmlint.suppress import is_suppressed
 from shmlint.types import Confidence, FileResult, Finding, SourceKind
 
 # A file that mentions none of these cannot contain a source: it is never parsed.
+_LINES = re.compile(r"\r\n|\r|\n")
 _SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
 
 
@@ -74,7 +75,7 @@ def check_text(text: str, path: str, config: Config, *, prefilter: bool = True) 
         return _error_result(path, config, line, col, f"cannot parse the file: {error.msg}")
     except (RecursionError, MemoryError, ValueError) as error:
         return _error_result(path, config, 1, 0, f"cannot parse the file: {type(error).__name__}")
-    lines = text.splitlines()
+    lines = _LINES.split(text)  # ast's own line breaks (str.splitlines also breaks on \f ...)
     try:
         findings = analyze_tree(tree, lines, path, config, text)
     except RecursionError:
@@ -94,7 +95,7 @@ def analyze_tree(
         line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
         if is_suppressed(line_text, raw.code):
             continue
-        findings.append(_finding(raw, lines, path))
+        findings.append(_finding(raw, lines, path, config.helper_style))
     findings.sort(key=Finding.sort_key)
     return findings
 
@@ -109,8 +110,12 @@ def _char_col(lines: list[str], line: int, byte_col: int) -> int:
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
-def _finding(raw: RawFinding, lines: list[str], path: str) -> Finding:
+def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) -> Finding:
     site, source = raw.site, raw.label.site
+    placement = raw.label.placement
+    # The wrap fix applies to every read; the in-place fix needs a statement to split.
+    fixable = helper_style == "wrap" or placement != "none"
+    unsafe = helper_style == "in-place" and placement == "conditional"
     return Finding(
         path=path,
         line=site.line,
@@ -123,6 +128,10 @@ def _finding(raw: RawFinding, lines: list[str], path: str) -> Finding:
         source_kind=raw.label.kind,
         source_line=source.line,
         source_col=_char_col(lines, source.line, source.col),
+        source_end_line=source.end_line,
+        source_end_col=_char_col(lines, source.end_line, source.end_col),
+        fixable=fixable,
+        unsafe_fix=fixable and unsafe,
     )
 
 

@@ -13,7 +13,7 @@ from shmlint.types import Finding
 
 def text_line(finding: Finding) -> str:
     """``path:line:col: CODE message`` (1-based column), `` [*]`` when a fix exists."""
-    suffix = " [*]" if finding.fixable else ""
+    suffix = " [*]" if finding.fixable and not finding.unsafe_fix else ""
     return f"{finding.path}:{finding.line}:{finding.col + 1}: {finding.code} {finding.message}{suffix}"
 
 
@@ -35,6 +35,7 @@ def finding_dict(finding: Finding) -> dict[str, object]:
             "column": finding.source_col + 1,
         },
         "fixable": finding.fixable,
+        "unsafe_fix": finding.unsafe_fix,
     }
 
 
@@ -53,7 +54,7 @@ def write_json(findings: Sequence[Finding], out: TextIO) -> None:
 def write_statistics(findings: Sequence[Finding], out: TextIO) -> None:
     """Count per code, most frequent first, with how many are fixable (like ruff)."""
     counts = collections.Counter(f.code for f in findings)
-    fixable = collections.Counter(f.code for f in findings if f.fixable)
+    fixable = collections.Counter(f.code for f in findings if f.fixable and not f.unsafe_fix)
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         mark = "[*]" if fixable[code] else "   "
         out.write(f"{count:5d}\t{code}\t{mark} {RULES[code].name}\n")

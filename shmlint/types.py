@@ -50,7 +50,10 @@ class Finding:
     source_kind: SourceKind
     source_line: int
     source_col: int
-    fixable: bool = False
+    source_end_line: int = 0
+    source_end_col: int = 0
+    fixable: bool = False  # a fix exists (applied by --fix when safe, --unsafe-fixes otherwise)
+    unsafe_fix: bool = False  # the fix may change behaviour (see the rule's "Fix safety")
 
     def sort_key(self) -> tuple[str, int, int, str]:
         """Stable report order: path, position, code."""

@@ -29,6 +29,9 @@ class AnalysisBase:
     is_class_body: bool
     loops: list[LoopFrame]
     annotation_kinds: dict[str, frozenset[str]]
+    current_statement: ast.stmt | None  # the statement being analysed
+    conditional: int  # depth of `and`/`or`/`if-else` operands being evaluated
+    hoist_blocked: int  # depth of comprehensions (a read there cannot be hoisted)
 
     def __init__(self, ctx: ModuleContext, node: BodyNode, scope: Scope,
                  class_name: str | None = None, outer: dict[str, Value] | None = None) -> None:

@@ -68,12 +68,12 @@ class ModuleContext:
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
         self._labels: dict[int, Label] = {}
 
-    def label(self, node: ast.AST, kind: SourceKind) -> Label:
+    def label(self, node: ast.AST, kind: SourceKind, placement: str = "statement") -> Label:
         """The (one) label of a source node, however often the node is evaluated."""
         key = id(node)
         label = self._labels.get(key)
         if label is None:
-            label = self._labels[key] = Label(Site.of(node), kind, key)
+            label = self._labels[key] = Label(Site.of(node), kind, key, placement)
         return label
 
     def is_ref_name(self, name: str) -> bool:

@@ -16,6 +16,10 @@ from shmlint.names import last_name, qualified_name
 from shmlint.types import SourceKind
 
 
+# Simple statements the in-place fix can split around a read.
+_HOISTABLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
+
+
 def _is_false(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value in (False, None)
 
@@ -58,10 +62,17 @@ class ExpressionMixin(AnalysisBase):
         if isinstance(node, ast.Starred):
             return self.value(node.value, state).derived()
         if isinstance(node, ast.BoolOp):
-            return union([self.value(v, state) for v in node.values])
+            first = self.value(node.values[0], state)
+            self.conditional += 1
+            rest = [self.value(v, state) for v in node.values[1:]]
+            self.conditional -= 1
+            return union([first, *rest])
         if isinstance(node, ast.IfExp):
             self.value(node.test, state)
-            return self.value(node.body, state).join(self.value(node.orelse, state))
+            self.conditional += 1
+            either = self.value(node.body, state).join(self.value(node.orelse, state))
+            self.conditional -= 1
+            return either
         if isinstance(node, ast.BinOp):
             return self.binop_value(node, state)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
@@ -109,11 +120,17 @@ class ExpressionMixin(AnalysisBase):
 
     def source(self, node: ast.expr, kind: SourceKind) -> Value:
         """The value of a read: tainted with the read's own label."""
-        label = self.ctx.label(node, kind)
+        label = self.ctx.label(node, kind, self.placement())
         if kind is SourceKind.CHANNEL:
             for loop in self.loops:
                 loop.reads.add(label)
         return Value(frozenset({label}), direct=True)
+
+    def placement(self) -> str:
+        """Where a read being evaluated now sits (see ``Label.placement``)."""
+        if self.hoist_blocked or not isinstance(self.current_statement, _HOISTABLE):
+            return "none"
+        return "conditional" if self.conditional else "statement"
 
     def await_value(self, node: ast.Await, state: State) -> Value:
         """``await`` of ``execute_async()`` gives a future; awaiting the future reads."""

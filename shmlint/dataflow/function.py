@@ -34,6 +34,9 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         self.class_name = class_name
         self.is_class_body = isinstance(node, ast.ClassDef)
         self.loops: list[LoopFrame] = []
+        self.current_statement: ast.stmt | None = None
+        self.conditional = 0
+        self.hoist_blocked = 1 if isinstance(node, ast.Lambda) else 0
         self.self_name: str | None = None
         self.params: set[str] = set()
         self.annotations: dict[str, ast.expr] = {}
@@ -212,6 +215,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
     ) -> Value:
         """A comprehension's elements, with its targets bound in a copy of the state."""
         inner = state.copy()
+        self.hoist_blocked += 1
         for generator in node.generators:
             iterable = self.value(generator.iter, inner)
             self.bind_comprehension_target(generator.target, iterable.derived(), inner)
@@ -232,6 +236,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             if name not in targets:
                 state.vars[name] = held
         state.reported |= inner.reported
+        self.hoist_blocked -= 1
         return result
 
     def bind_comprehension_target(self, target: ast.expr, value: Value, state: State) -> None:

@@ -28,6 +28,7 @@ class StatementMixin(AnalysisBase):
 
     def statement(self, node: ast.stmt, state: State) -> State:
         """One statement; returns the state after it (the same object, or a merge)."""
+        self.current_statement = node
         if isinstance(node, ast.Expr):
             self.value(node.value, state)
         elif isinstance(node, ast.Assign):
@@ -142,6 +143,7 @@ class StatementMixin(AnalysisBase):
             if is_for:
                 self.bind(node.target, element, body_state)  # type: ignore[union-attr]
             else:
+                self.current_statement = node  # the test is part of the loop header
                 self.value(node.test, body_state)  # type: ignore[union-attr]
             end = self.block(node.body, body_state)
             back = join_states([end, *frame.continues])

@@ -41,6 +41,10 @@ class Label:
     site: Site
     kind: SourceKind
     key: int  # identity of the source node within the analysed tree
+    # Where the read sits, for the in-place fix: "statement" (a simple statement can be split
+    # around it), "conditional" (under `and`/`or`/`if-else`: hoisting changes evaluation),
+    # "none" (a loop header, comprehension, lambda...: only the wrap fix applies).
+    placement: str = "statement"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

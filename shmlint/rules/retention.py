@@ -43,6 +43,9 @@ class ReturnedUndetached(Rule):
     Safe: the fix wraps the read in the detach helper, which copies only read-only arrays and
     returns its argument.
 
+    With `helper-style = "in-place"`, a read hoisted out of `and` / `or` / `if-else` is an
+    unsafe fix (the hoisted read would run on every path): `--unsafe-fixes` applies it.
+
     ## References
     - [Ray Compiled Graph troubleshooting](https://docs.ray.io/en/latest/ray-core/compiled-graph/troubleshooting.html)
     - vLLM issue 35319 and PR 35736
@@ -84,6 +87,9 @@ class StoredOnObject(Rule):
 
     ## Fix safety
     Safe: the read is wrapped in the detach helper.
+
+    With `helper-style = "in-place"`, a read hoisted out of `and` / `or` / `if-else` is an
+    unsafe fix (the hoisted read would run on every path): `--unsafe-fixes` applies it.
 
     ## References
     - [Ray: serialization and zero-copy numpy](https://docs.ray.io/en/latest/ray-core/objects/serialization.html)
@@ -133,6 +139,9 @@ class StoredInContainer(Rule):
     ## Fix safety
     Safe: the read is wrapped in the detach helper.
 
+    With `helper-style = "in-place"`, a read hoisted out of `and` / `or` / `if-else` is an
+    unsafe fix (the hoisted read would run on every path): `--unsafe-fixes` applies it.
+
     ## References
     - [Ray Compiled Graph troubleshooting](https://docs.ray.io/en/latest/ray-core/compiled-graph/troubleshooting.html)
     """
@@ -176,6 +185,9 @@ class HeldAcrossRead(Rule):
     Safe: the fix detaches the read (`out = helper(compiled.execute(i).get())`), so the buffer is
     released as soon as the copy is made.
 
+    With `helper-style = "in-place"`, a read hoisted out of `and` / `or` / `if-else` is an
+    unsafe fix (the hoisted read would run on every path): `--unsafe-fixes` applies it.
+
     ## References
     - [Ray Compiled Graph troubleshooting](https://docs.ray.io/en/latest/ray-core/compiled-graph/troubleshooting.html)
     """
@@ -215,6 +227,9 @@ class YieldedUndetached(Rule):
 
     ## Fix safety
     Safe: the read is wrapped in the detach helper.
+
+    With `helper-style = "in-place"`, a read hoisted out of `and` / `or` / `if-else` is an
+    unsafe fix (the hoisted read would run on every path): `--unsafe-fixes` applies it.
 
     ## References
     - [Ray: serialization and zero-copy numpy](https://docs.ray.io/en/latest/ray-core/objects/serialization.html)
@@ -262,6 +277,9 @@ class StoredInGlobal(Rule):
     ## Fix safety
     Safe: the read is wrapped in the detach helper.
 
+    With `helper-style = "in-place"`, a read hoisted out of `and` / `or` / `if-else` is an
+    unsafe fix (the hoisted read would run on every path): `--unsafe-fixes` applies it.
+
     ## References
     - [Ray: serialization and zero-copy numpy](https://docs.ray.io/en/latest/ray-core/objects/serialization.html)
     """
@@ -303,6 +321,9 @@ class CapturedByClosure(Rule):
 
     ## Fix safety
     Safe: the read is wrapped in the detach helper.
+
+    With `helper-style = "in-place"`, a read hoisted out of `and` / `or` / `if-else` is an
+    unsafe fix (the hoisted read would run on every path): `--unsafe-fixes` applies it.
 
     ## References
     - [Ray: serialization and zero-copy numpy](https://docs.ray.io/en/latest/ray-core/objects/serialization.html)

@@ -153,6 +153,7 @@ def detach_zero_copy_from_model_runner_output(output: T) -> T:
     - ``None`` is returned as is.
     - A list or tuple of outputs: each output is detached; a list is updated in place.
     - A bare ndarray: a copy if it is read-only, else the array itself.
+    - A dict (a plain ``ray.get`` payload): its values are deep-detached in place.
     - An output: if ``output.logprobs`` is not None, each read-only ndarray among its fields
       (except ``cu_num_generated_tokens``, index 3, kept as the very same object) is copied and the
       tuple rebuilt with the same type, only when something was copied. Every other top-level
@@ -165,7 +166,7 @@ def detach_zero_copy_from_model_runner_output(output: T) -> T:
     """
     if output is None:
         return output
-    if isinstance(output, (np.ndarray, list, tuple)) and not hasattr(type(output), "_fields"):
+    if isinstance(output, (np.ndarray, list, tuple, dict)) and not hasattr(type(output), "_fields"):
         return _detach_collection(output)  # type: ignore[no-any-return]
     return _detach_output(output)
 
@@ -173,6 +174,13 @@ def detach_zero_copy_from_model_runner_output(output: T) -> T:
 def _detach_collection(output: Any) -> Any:
     if isinstance(output, np.ndarray):
         return copy_if_readonly(output)
+    if isinstance(output, dict):
+        # A plain `ray.get` payload: its values are deep-detached in place.
+        for key, value in output.items():
+            new = detach_zero_copy(value)
+            if new is not value:
+                output[key] = new
+        return output
     if isinstance(output, list):
         for index, item in enumerate(output):
             new = detach_zero_copy_from_model_runner_output(item)

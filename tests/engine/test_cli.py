@@ -152,7 +152,7 @@ def test_statistics(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "pkg" / "bad2.py").write_text(RETAINING)
     code, out, _ = run(["--statistics", "pkg"], capsys)
     assert code == 1
-    assert re.search(r"^\s+2\tSHM101\t\s+returned-undetached$", out, re.M)
+    assert re.search(r"^\s+2\tSHM101\t\[\*\] returned-undetached$", out, re.M)
 
 
 def test_walk_skips_vcs_venv_caches_and_build(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -185,3 +185,11 @@ def test_idempotent(rows: int) -> None:
     first = output.logprobs
     detach(output)
     assert output.logprobs is first
+
+
+def test_dict_payload_is_detached_in_place() -> None:
+    inner = readonly(np.ones(3))
+    payload = {"a": inner, "b": [readonly(np.zeros(2))], "n": 1}
+    assert detach(payload) is payload
+    assert payload["a"].flags.writeable and payload["a"] is not inner
+    assert payload["b"][0].flags.writeable

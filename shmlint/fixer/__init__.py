@@ -1,0 +1,131 @@
+"""``shmlint --fix``: rewrite each fixable finding at its read, with libcst.
+
+Only files with fixable findings are parsed by libcst (and libcst is imported only here).
+A fix never raises into the batch: a file that libcst cannot parse, or whose fixed text would
+not parse, is left untouched and reported as such.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import warnings
+from collections.abc import Iterable
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from shmlint.config import Config
+from shmlint.fixer.locate import Span, locate_reads, source_span
+from shmlint.fixer.transforms import InPlaceReads, WrapReads
+from shmlint.types import Finding
+
+__all__ = ["FixOutcome", "apply_fixes", "fixable_findings"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FixOutcome:
+    """The result of fixing one file's source."""
+
+    source: bytes  # the new source (the old one when nothing changed or the fix failed)
+    changed: bool
+    attempted: int  # findings a fix was applied for
+    error: str | None = None  # why the file was left untouched
+
+
+def fixable_findings(findings: Iterable[Finding], unsafe: bool) -> list[Finding]:
+    """The findings ``--fix`` applies (``--unsafe-fixes`` adds the unsafe ones)."""
+    return [f for f in findings if f.fixable and (unsafe or not f.unsafe_fix)]
+
+
+def _helper(config: Config) -> tuple[str, str]:
+    module, _, name = config.helper.partition(":")
+    return module, name
+
+
+def _module_binds(module: cst.Module, name: str) -> bool:
+    """True when the module already defines or imports ``name`` at top level."""
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == name:
+            return True
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname else alias.name
+                        if isinstance(bound, cst.Name) and bound.value == name:
+                            return True
+    return False
+
+
+def _returns_list(read: cst.CSTNode, module: cst.Module) -> bool:
+    """``get([...])`` / ``get(name)`` where ``name`` is bound to a list display, a comprehension,
+    or a compiled graph's ``execute()`` (a list of refs for multi-output DAGs). Reads of one ref
+    (``refs[0].get()``, ``await fut``) return one output."""
+    if not (isinstance(read, cst.Call) and read.args):
+        return False  # `ref.get()` takes no positional argument; `await` is one output
+    argument = read.args[0].value
+    if isinstance(argument, (cst.List, cst.ListComp)):
+        return True
+    if not isinstance(argument, cst.Name):
+        return False
+    name = argument.value
+    found = False
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            value = node.value
+            list_like = isinstance(value, (cst.List, cst.ListComp)) or (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "execute"
+            )
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found = found or list_like
+
+    module.visit(Bindings())
+    return found
+
+
+def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutcome:
+    """Fix ``findings`` (already filtered to the ones to apply) in the file ``data``."""
+    if not findings:
+        return FixOutcome(data, False, 0)
+    try:
+        module = cst.parse_module(data)
+    except (cst.ParserSyntaxError, UnicodeDecodeError, SyntaxError) as error:
+        return FixOutcome(data, False, 0, f"libcst cannot parse the file: {error}")
+    wrapper = MetadataWrapper(module)
+    spans: dict[Span, Finding] = {source_span(f): f for f in findings}
+    reads = locate_reads(wrapper, spans)
+    if not reads:
+        return FixOutcome(data, False, 0, "no read found at the reported positions")
+    import_from, helper = _helper(config)
+    tree = wrapper.module
+    if config.helper_style == "wrap":
+        wrap = WrapReads(set(reads.values()), helper)
+        new_tree = tree.visit(wrap)
+        attempted = wrap.wrapped
+    else:
+        targets = {node: _returns_list(node, tree) for node in reads.values()}
+        in_place = InPlaceReads(targets, helper)
+        new_tree = wrapper.visit(in_place)
+        attempted = in_place.fixed
+    if attempted and not _module_binds(tree, helper):
+        context = CodemodContext()
+        AddImportsVisitor.add_needed_import(context, import_from, helper)
+        new_tree = AddImportsVisitor(context).transform_module(new_tree)
+    new_source = new_tree.bytes
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(new_source)
+    except SyntaxError as error:  # a bug in a transform: never write such a file
+        return FixOutcome(data, False, 0, f"the fixed source would not parse: {error}")
+    return FixOutcome(new_source, new_source != data, attempted)

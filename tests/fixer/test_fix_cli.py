@@ -1,0 +1,196 @@
+"""``shmlint --fix`` / ``--diff`` on files: what is written, and what never is."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shmlint.cli import main
+
+RETAINING = "import numpy as np\nimport ray\n\n\ndef fetch(ref) -> np.ndarray:\n    return ray.get(ref)\n"
+WRAPPED = "detach_zero_copy_from_model_runner_output(ray.get(ref))"
+IMPORT = "from shmlint.runtime import detach_zero_copy_from_model_runner_output"
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_fix_rewrites_and_summarises(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = workdir / "a.py"
+    path.write_text(RETAINING)
+    code, out, _ = run(["--fix", "a.py"], capsys)
+    assert code == 0
+    assert out.strip().splitlines()[-1] == "Found 1 finding (1 fixed, 0 remaining)."
+    text = path.read_text()
+    assert WRAPPED in text and text.count(IMPORT) == 1
+    assert run(["a.py"], capsys)[0] == 0  # clean afterwards
+    code, out, _ = run(["--fix", "a.py"], capsys)  # idempotent
+    assert code == 0 and path.read_text() == text
+
+
+def test_check_marks_fixable_findings(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "a.py").write_text(RETAINING)
+    out = run(["a.py"], capsys)[1]
+    assert out.splitlines()[0].endswith(" [*]")
+    assert "\t[*] returned-undetached" in run(["--statistics", "a.py"], capsys)[1]
+
+
+def test_diff_writes_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = workdir / "a.py"
+    path.write_text(RETAINING)
+    code, out, err = run(["--diff", "a.py"], capsys)
+    assert code == 1
+    assert out.startswith("--- a.py\n+++ a.py\n")
+    assert f"+    return {WRAPPED}\n" in out and "-    return ray.get(ref)\n" in out
+    assert path.read_text() == RETAINING
+    assert "1 would be fixed" in err
+    (workdir / "b.py").write_text("import ray\n")
+    assert run(["--diff", "b.py"], capsys)[0] == 0
+
+
+def test_unparseable_file_is_never_written(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = workdir / "bad.py"
+    data = b"import ray\ndef f(:\n    return ray.get(x)\n"
+    path.write_bytes(data)
+    code, out, _ = run(["--fix", "bad.py"], capsys)
+    assert code == 1 and "SHM001" in out
+    assert path.read_bytes() == data
+
+
+def test_mode_encoding_newlines_and_bom_are_kept(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    latin = workdir / "latin.py"
+    latin.write_bytes(("# -*- coding: latin-1 -*-\n# café\n" + RETAINING).encode("latin-1"))
+    os.chmod(latin, 0o750)
+    crlf = workdir / "crlf.py"
+    crlf.write_bytes(RETAINING.replace("\n", "\r\n").encode())
+    bom = workdir / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + RETAINING.encode())
+    tabs = workdir / "tabs.py"
+    tabs.write_bytes(RETAINING.replace("    return", "\treturn").encode())
+    assert run(["--fix", "."], capsys)[0] == 0
+    assert stat.S_IMODE(latin.stat().st_mode) == 0o750
+    assert "café" in latin.read_bytes().decode("latin-1") and WRAPPED in latin.read_bytes().decode("latin-1")
+    assert b"\r\n" in crlf.read_bytes() and b"\n" not in crlf.read_bytes().replace(b"\r\n", b"")
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf") and WRAPPED.encode() in bom.read_bytes()
+    assert f"\treturn {WRAPPED}".encode() in tabs.read_bytes()
+    assert not list(workdir.glob(".*.shmlint"))  # no temporary file left behind
+
+
+def test_positions_on_tricky_lines(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = '''import functools
+import numpy as np
+import ray
+
+
+@functools.lru_cache
+def decorated(ref) -> np.ndarray:
+    return ray.get(ref)
+
+
+def non_ascii(ref) -> np.ndarray:
+    label = "é→"; return ray.get(ref)
+
+
+def multiline(ref) -> np.ndarray:
+    return ray.get(
+        ref,
+        timeout=3,
+    )
+
+
+def fstring(ref) -> tuple[str, np.ndarray]:
+    return (f"{'é'} {ref}", ray.get(ref))
+'''
+    path = workdir / "tricky.py"
+    path.write_text(source, encoding="utf-8")
+    assert run(["--fix", "tricky.py"], capsys)[0] == 0
+    text = path.read_text(encoding="utf-8")
+    assert text.count("detach_zero_copy_from_model_runner_output(ray.get(") == 4
+    assert '    label = "é→"; return detach_zero_copy_from_model_runner_output(ray.get(ref))' in text
+    assert "@functools.lru_cache\ndef decorated" in text
+
+
+def test_fix_from_stdin(workdir: Path, capsys: pytest.CaptureFixture[bytes],
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "shmlint", "--fix", "-", "--stdin-filename", "x.py"],
+        input=RETAINING.encode(), capture_output=True, cwd=workdir,
+    )
+    assert proc.returncode == 0
+    assert WRAPPED.encode() in proc.stdout and IMPORT.encode() in proc.stdout
+    assert b"1 fixed" in proc.stderr
+
+
+def test_unsafe_fixes_need_the_flag(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "pyproject.toml").write_text(
+        '[tool.shmlint]\nhelper-style = "in-place"\nhelper = "mypkg.utils:detach"\n'
+    )
+    path = workdir / "a.py"
+    source = RETAINING.replace("return ray.get(ref)", "return cache or ray.get(ref)")
+    path.write_text(source)
+    code, out, _ = run(["--fix", "a.py"], capsys)
+    assert code == 1 and path.read_text() == source
+    assert "1 more fixable with --fix --unsafe-fixes" in run(["a.py"], capsys)[1]
+    assert run(["--fix", "--unsafe-fixes", "a.py"], capsys)[0] == 0
+    assert "    output = ray.get(ref)\n    detach(output)\n    return cache or output\n" in path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("prelude", "expect_import"),
+    [
+        ("from shmlint.runtime import detach_zero_copy\n", "from shmlint.runtime import "
+         "detach_zero_copy_from_model_runner_output, detach_zero_copy"),
+        ("from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n",
+         None),
+        ("def detach_zero_copy_from_model_runner_output(x):\n    return x\n", None),
+    ],
+)
+def test_imports_are_merged_or_skipped(workdir: Path, capsys: pytest.CaptureFixture[str],
+                                       prelude: str, expect_import: str | None) -> None:
+    path = workdir / "a.py"
+    path.write_text(prelude + RETAINING)
+    assert run(["--fix", "a.py"], capsys)[0] == 0
+    text = path.read_text()
+    assert WRAPPED in text
+    if expect_import is None:
+        assert IMPORT not in text
+    else:
+        assert expect_import in text and text.count("from shmlint.runtime import") == 1
+
+
+def test_libcst_codemod_runner(workdir: Path) -> None:
+    path = workdir / "a.py"
+    path.write_text(RETAINING)
+    proc = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "shmlint.codemod.DetachZeroCopy",
+         "--no-format", "a.py"],
+        capture_output=True, text=True, cwd=workdir,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert WRAPPED in path.read_text()
+
+
+def test_check_never_imports_libcst() -> None:
+    code = (
+        "import sys\nfrom shmlint.cli import main\n"
+        "main(['check', '--isolated', 'examples'])\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert out.stdout.strip().splitlines()[-1] == "False"
