@@ -154,21 +154,25 @@ def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextI
     result = item.result
     to_fix = fixable_findings(result.findings, args.unsafe_fixes)
     data = item.data
-    if data is None and item.path is not None and to_fix:
-        data = item.path.read_bytes()
-    new_data = data
     remaining = list(result.findings)
-    if to_fix and data is not None:
-        outcome = apply_fixes(data, to_fix, config)
-        if outcome.error:
-            sys.stderr.write(f"shmlint: {result.path}: not fixed: {outcome.error}\n")
-        if outcome.changed:
-            new_data = outcome.source
-            remaining = list(check_bytes(new_data, result.path, config).findings)
-            if args.diff:
-                out.write(_unified_diff(result.path, data, new_data))
-            elif item.path is not None:
-                write_atomically(item.path, new_data)
+    try:
+        if data is None and item.path is not None and to_fix:
+            data = item.path.read_bytes()
+        new_data = data
+        if to_fix and data is not None:
+            outcome = apply_fixes(data, to_fix, config)
+            if outcome.error:
+                sys.stderr.write(f"shmlint: {result.path}: not fixed: {outcome.error}\n")
+            if outcome.changed:
+                new_data = outcome.source
+                if args.diff:
+                    out.write(_unified_diff(result.path, data, new_data))
+                elif item.path is not None:
+                    write_atomically(item.path, new_data)
+                remaining = list(check_bytes(new_data, result.path, config).findings)
+    except OSError as error:  # the file vanished or cannot be written: report, go on
+        sys.stderr.write(f"shmlint: {result.path}: not fixed: {error.strerror or error}\n")
+        return remaining
     if item.path is None and not args.diff:
         sys.stdout.buffer.write(new_data or b"")  # `--fix -`: the fixed source on stdout
         sys.stdout.flush()

@@ -194,3 +194,62 @@ def test_check_never_imports_libcst() -> None:
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_writes_go_through_a_temporary_file_and_a_rename(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmlint.fixer import write
+
+    path = workdir / "a.py"
+    path.write_text(RETAINING)
+    seen: list[tuple[str, str, str]] = []
+    real_replace = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        # At the moment of the rename the target still holds the old text in full.
+        seen.append((str(Path(src).parent), Path(dst).read_text(), Path(src).read_text()))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(write.os, "replace", spy)
+    write.write_atomically(path, b"new = 1\n")
+    ((directory, old, new),) = seen
+    assert directory == str(workdir) and old == RETAINING and new == "new = 1\n"
+    assert path.read_text() == "new = 1\n"
+
+
+def test_a_failed_write_leaves_the_file_and_no_temporary(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmlint.fixer import write
+
+    path = workdir / "a.py"
+    path.write_text(RETAINING)
+
+    def broken(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(write.os, "replace", broken)
+    with pytest.raises(OSError):
+        write.write_atomically(path, b"new = 1\n")
+    assert path.read_text() == RETAINING
+    assert sorted(p.name for p in workdir.iterdir()) == ["a.py"]
+
+
+def test_unwritable_directory_is_reported_not_raised(
+    workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmlint.fixer import write
+
+    path = workdir / "a.py"
+    path.write_text(RETAINING)
+
+    def refuse(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(write.tempfile, "mkstemp", refuse)
+    code, out, err = run(["--fix", "a.py"], capsys)
+    assert code == 1
+    assert "a.py: not fixed: Permission denied" in err
+    assert "(0 fixed, 1 remaining)" in out
+    assert path.read_text() == RETAINING
