@@ -107,8 +107,13 @@ def bench(repeat: int) -> list[dict[str, float]]:
         copy_us -= _best_us(reset_only, number=number, repeat=repeat)
         raw_us = _best_us(raw, number=number, repeat=repeat)
         rows_out.append(
-            {"rows": rows, "noop_us": noop, "copy_us": copy_us, "raw_us": raw_us,
-             "ratio": copy_us / raw_us}
+            {
+                "rows": rows,
+                "noop_us": noop,
+                "copy_us": copy_us,
+                "raw_us": raw_us,
+                "ratio": copy_us / raw_us,
+            }
         )
     return rows_out
 
@@ -122,8 +127,10 @@ def main() -> int:
     ok = True
     for row in bench(args.repeat):
         size = f"{int(row['rows'])}x{TOP_K}"
-        print(f"{size:>10} {row['noop_us']:9.2f} {row['copy_us']:9.2f} {row['raw_us']:9.2f} "
-              f"{row['ratio']:9.2f}")
+        print(
+            f"{size:>10} {row['noop_us']:9.2f} {row['copy_us']:9.2f} {row['raw_us']:9.2f} "
+            f"{row['ratio']:9.2f}"
+        )
         ok &= row["noop_us"] <= 1.0 and row["ratio"] <= 1.3
     print("targets (noop <= 1 us, copy <= 1.3x raw):", "met" if ok else "MISSED")
     return 0

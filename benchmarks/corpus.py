@@ -24,8 +24,19 @@ def corpus(requirement: str) -> Path:
         return target
     with tempfile.TemporaryDirectory() as download:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary",
-             ":all:", "-d", download, requirement],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "-d",
+                download,
+                requirement,
+            ],
             check=True,
         )
         wheels = sorted(Path(download).glob("*.whl"))

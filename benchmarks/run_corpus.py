@@ -52,8 +52,10 @@ def main() -> int:
     for path in files:
         lines += path.read_bytes().count(b"\n")
     counts = collections.Counter((f.code, f.confidence.value) for f in findings)
-    print(f"{root}: {len(files)} files, {lines} lines in {elapsed:.2f}s "
-          f"({lines / elapsed:,.0f} lines/s); parsed {parsed}, skipped by prefilter {skipped}")
+    print(
+        f"{root}: {len(files)} files, {lines} lines in {elapsed:.2f}s "
+        f"({lines / elapsed:,.0f} lines/s); parsed {parsed}, skipped by prefilter {skipped}"
+    )
     print(f"crashes: {crashes}; findings: {len(findings)}")
     for (code, confidence), count in sorted(counts.items()):
         print(f"  {code} {confidence:<6} {count}")

@@ -28,27 +28,73 @@ PLAIN_REF_TYPES = frozenset({"ObjectRef", "ObjectRefGenerator", "DynamicObjectRe
 # Types whose values hold array memory Ray deserialises zero-copy (last component of the name).
 ARRAY_TYPES = frozenset(
     {
-        "ndarray", "NDArray", "ArrayLike",  # numpy
+        "ndarray",
+        "NDArray",
+        "ArrayLike",  # numpy
         "Tensor",  # torch (zero-copy with RAY_ENABLE_ZERO_COPY_TORCH_TENSORS)
-        "DataFrame", "Series",  # pandas
-        "Array", "ChunkedArray", "Table", "RecordBatch",  # pyarrow
+        "DataFrame",
+        "Series",  # pandas
+        "Array",
+        "ChunkedArray",
+        "Table",
+        "RecordBatch",  # pyarrow
     }
 )
 # Types that never hold arrays: a read annotated only with these is not reported.
 ARRAY_FREE_TYPES = frozenset(
     {
-        "int", "str", "bool", "float", "complex", "bytes", "bytearray", "None", "NoneType",
-        "Literal", "ObjectRef", "ActorHandle", "Enum", "IntEnum", "StrEnum", "UUID", "Path",
-        "datetime", "timedelta", "date",
+        "int",
+        "str",
+        "bool",
+        "float",
+        "complex",
+        "bytes",
+        "bytearray",
+        "None",
+        "NoneType",
+        "Literal",
+        "ObjectRef",
+        "ActorHandle",
+        "Enum",
+        "IntEnum",
+        "StrEnum",
+        "UUID",
+        "Path",
+        "datetime",
+        "timedelta",
+        "date",
     }
 )
 # Generic wrappers that are neutral: evidence comes from their arguments.
 NEUTRAL_GENERICS = frozenset(
     {
-        "Optional", "Union", "list", "List", "dict", "Dict", "tuple", "Tuple", "set", "Set",
-        "frozenset", "FrozenSet", "Sequence", "Mapping", "Iterable", "Iterator", "Collection",
-        "MutableMapping", "MutableSequence", "Deque", "deque", "DefaultDict", "defaultdict",
-        "OrderedDict", "Annotated", "Final", "ClassVar",
+        "Optional",
+        "Union",
+        "list",
+        "List",
+        "dict",
+        "Dict",
+        "tuple",
+        "Tuple",
+        "set",
+        "Set",
+        "frozenset",
+        "FrozenSet",
+        "Sequence",
+        "Mapping",
+        "Iterable",
+        "Iterator",
+        "Collection",
+        "MutableMapping",
+        "MutableSequence",
+        "Deque",
+        "deque",
+        "DefaultDict",
+        "defaultdict",
+        "OrderedDict",
+        "Annotated",
+        "Final",
+        "ClassVar",
     }
 )
 
@@ -64,26 +110,94 @@ COPY_CALLS = frozenset(
         "numpy.array",  # copies unless copy=False
         "numpy.copy",
         "copy.deepcopy",
-        "torch.tensor", "torch.clone",
-        "pickle.loads", "json.loads", "json.dumps",
+        "torch.tensor",
+        "torch.clone",
+        "pickle.loads",
+        "json.loads",
+        "json.dumps",
     }
 )
 # Builtins whose result never holds the argument's memory.
 CLEAN_BUILTINS = frozenset(
     {
-        "len", "int", "float", "bool", "str", "repr", "bytes", "hash", "id", "isinstance",
-        "issubclass", "callable", "print", "format", "abs", "round", "sum", "any", "all", "ord",
-        "chr", "hasattr", "type", "divmod", "pow", "bin", "hex", "oct", "ascii", "range",
+        "len",
+        "int",
+        "float",
+        "bool",
+        "str",
+        "repr",
+        "bytes",
+        "hash",
+        "id",
+        "isinstance",
+        "issubclass",
+        "callable",
+        "print",
+        "format",
+        "abs",
+        "round",
+        "sum",
+        "any",
+        "all",
+        "ord",
+        "chr",
+        "hasattr",
+        "type",
+        "divmod",
+        "pow",
+        "bin",
+        "hex",
+        "oct",
+        "ascii",
+        "range",
     }
 )
 # Methods whose result is detached from the receiver.
 COPY_METHODS = frozenset(
     {
-        "copy", "tolist", "flatten", "tobytes", "item", "astype", "clone", "numpy_copy",
-        "sum", "mean", "std", "var", "min", "max", "argmax", "argmin", "argsort", "all", "any",
-        "cumsum", "cumprod", "prod", "dot", "round", "clip", "nonzero", "__len__", "to_list",
-        "to_pylist", "to_pydict", "deepcopy", "count", "index", "startswith", "endswith",
-        "format", "join", "split", "strip", "encode", "decode", "is_set", "done",
+        "copy",
+        "tolist",
+        "flatten",
+        "tobytes",
+        "item",
+        "astype",
+        "clone",
+        "numpy_copy",
+        "sum",
+        "mean",
+        "std",
+        "var",
+        "min",
+        "max",
+        "argmax",
+        "argmin",
+        "argsort",
+        "all",
+        "any",
+        "cumsum",
+        "cumprod",
+        "prod",
+        "dot",
+        "round",
+        "clip",
+        "nonzero",
+        "__len__",
+        "to_list",
+        "to_pylist",
+        "to_pydict",
+        "deepcopy",
+        "count",
+        "index",
+        "startswith",
+        "endswith",
+        "format",
+        "join",
+        "split",
+        "strip",
+        "encode",
+        "decode",
+        "is_set",
+        "done",
     }
 )
 # Attributes of an array-like value that are plain data (never the buffer).
@@ -94,11 +208,37 @@ CLEAN_ATTRIBUTES = frozenset(
 # numpy functions that return views (everything else in numpy returns a new array or scalar).
 NUMPY_VIEW_FUNCTIONS = frozenset(
     {
-        "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "reshape", "ravel",
-        "transpose", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d",
-        "broadcast_to", "broadcast_arrays", "split", "array_split", "hsplit", "vsplit",
-        "dsplit", "swapaxes", "moveaxis", "rollaxis", "frombuffer", "diagonal", "real", "imag",
-        "asmatrix", "flip", "fliplr", "flipud", "rot90",
+        "asarray",
+        "asanyarray",
+        "ascontiguousarray",
+        "asfortranarray",
+        "reshape",
+        "ravel",
+        "transpose",
+        "squeeze",
+        "expand_dims",
+        "atleast_1d",
+        "atleast_2d",
+        "atleast_3d",
+        "broadcast_to",
+        "broadcast_arrays",
+        "split",
+        "array_split",
+        "hsplit",
+        "vsplit",
+        "dsplit",
+        "swapaxes",
+        "moveaxis",
+        "rollaxis",
+        "frombuffer",
+        "diagonal",
+        "real",
+        "imag",
+        "asmatrix",
+        "flip",
+        "fliplr",
+        "flipud",
+        "rot90",
     }
 )
 # torch functions that share memory with a numpy argument.

@@ -45,8 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", default=["."], help="files or directories; - for stdin")
     check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
     check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
-    check.add_argument("--min-confidence", choices=[c.value for c in Confidence],
-                       help="lowest confidence to report (default: high)")
+    check.add_argument(
+        "--min-confidence",
+        choices=[c.value for c in Confidence],
+        help="lowest confidence to report (default: high)",
+    )
     check.add_argument("--output-format", choices=["text", "json"], default="text")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--statistics", action="store_true", help="print counts per code")
@@ -56,10 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes")
     check.add_argument("--stdin-filename", help="the name to report for source read from stdin")
     check.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
-    check.add_argument("--unsafe-fixes", action="store_true",
-                       help="also apply fixes that may change behaviour (with --fix / --diff)")
-    check.add_argument("--diff", action="store_true",
-                       help="print the fixes as a unified diff; write nothing")
+    check.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply fixes that may change behaviour (with --fix / --diff)",
+    )
+    check.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
     check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
@@ -84,7 +91,9 @@ def _load(args: argparse.Namespace) -> Config:
     if args.ignore is not None:
         changes["ignore"] = args.ignore
     if args.min_confidence is not None:
-        options = dataclasses.replace(config.options, min_confidence=Confidence(args.min_confidence))
+        options = dataclasses.replace(
+            config.options, min_confidence=Confidence(args.min_confidence)
+        )
         changes["options"] = options
     return dataclasses.replace(config, **changes) if changes else config
 
@@ -105,7 +114,9 @@ def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
         if given == "-":
             name = args.stdin_filename or "-"
             data = sys.stdin.buffer.read()
-            checked.append(Checked(None, data, check_bytes(data, name, config, prefilter=prefilter)))
+            checked.append(
+                Checked(None, data, check_bytes(data, name, config, prefilter=prefilter))
+            )
             continue
         try:
             files = list(iter_python_files([given], config))

@@ -26,8 +26,9 @@ class DetachZeroCopy(CodemodCommand):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Find the module's findings, apply their fixes, return the new module."""
         filename = self.context.filename or "<codemod>"
-        config = load_config(find_pyproject(Path(filename).parent if self.context.filename
-                                            else Path.cwd()))
+        config = load_config(
+            find_pyproject(Path(filename).parent if self.context.filename else Path.cwd())
+        )
         data = tree.bytes
         findings = fixable_findings(check_bytes(data, filename, config).findings, unsafe=False)
         if not findings:

@@ -21,9 +21,26 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 ALL_CODES = ("SHM001", "SHM101", "SHM102", "SHM103", "SHM104", "SHM105", "SHM106", "SHM107")
 _CODE_PREFIX = re.compile(r"^SHM\d{0,3}$")
 DEFAULT_EXCLUDE = (
-    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", ".tox", ".nox",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".shmlint_cache", "build", "dist",
-    "node_modules", "site-packages", "*.egg-info", ".eggs",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".env",
+    "env",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".shmlint_cache",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "*.egg-info",
+    ".eggs",
 )
 DEFAULT_HELPER = "shmlint.runtime:detach_zero_copy_from_model_runner_output"
 
@@ -54,13 +71,11 @@ class Config:
             return False
         if path is not None and self.per_file_ignores:
             for pattern, codes in self.per_file_ignores:
-                if _matches(path, pattern, self.root) and any(code.startswith(c) for c in codes):
+                if path_matches(path, pattern, self.root) and any(
+                    code.startswith(c) for c in codes
+                ):
                     return False
         return True
-
-
-def _matches(path: str, pattern: str, root: Path | None) -> bool:
-    return path_matches(path, pattern, root)
 
 
 def path_matches(path: str, pattern: str, root: Path | None) -> bool:
@@ -130,8 +145,17 @@ def _codes(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] | 
 
 _KEYS = frozenset(
     {
-        "select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "min-confidence",
-        "extend-sources", "extend-sanitizers", "array-types", "ref-name-pattern", "helper",
+        "select",
+        "ignore",
+        "per-file-ignores",
+        "exclude",
+        "extend-exclude",
+        "min-confidence",
+        "extend-sources",
+        "extend-sanitizers",
+        "array-types",
+        "ref-name-pattern",
+        "helper",
         "helper-style",
     }
 )

@@ -14,7 +14,9 @@ from shmlint.types import Finding
 def text_line(finding: Finding) -> str:
     """``path:line:col: CODE message`` (1-based column), `` [*]`` when a fix exists."""
     suffix = " [*]" if finding.fixable and not finding.unsafe_fix else ""
-    return f"{finding.path}:{finding.line}:{finding.col + 1}: {finding.code} {finding.message}{suffix}"
+    return (
+        f"{finding.path}:{finding.line}:{finding.col + 1}: {finding.code} {finding.message}{suffix}"
+    )
 
 
 def finding_dict(finding: Finding) -> dict[str, object]:

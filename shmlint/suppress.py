@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-# flake8's own pattern: `# noqa`, `# noqa: SHM101`, `# NOQA:SHM101,SHM102`, `# noqa: SHM1`.
+# flake8's own pattern: a bare noqa, one with a code list (`noqa: SHM101,SHM102`), any case.
 _NOQA = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
     re.IGNORECASE,

@@ -1,6 +1,6 @@
 """The fix harness: run ``--fix`` on a fixture in memory, as the CLI does.
 
-    python -m tests.fix_harness            # rewrite every fixtures/*.fixed.py (then review!)
+python -m tests.fix_harness            # rewrite every fixtures/*.fixed.py (then review!)
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from pathlib import Path
 from shmlint.config import Config, find_pyproject, load_config
 from shmlint.engine import check_bytes
 from shmlint.fixer import apply_fixes, fixable_findings
-from shmlint.options import Options
 from shmlint.types import Confidence, Finding
 from tests.fixture_markers import FIXTURES, fixture_files
 

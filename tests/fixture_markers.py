@@ -22,7 +22,9 @@ Expectation = tuple[int, str, str]  # (line, code, confidence)
 
 def markers(path: Path) -> dict[str, set[Expectation]]:
     """Marker kind → set of (line, code, confidence)."""
-    found: dict[str, set[Expectation]] = {k: set() for k in ("error", "ok", "todo-error", "todo-ok")}
+    found: dict[str, set[Expectation]] = {
+        k: set() for k in ("error", "ok", "todo-error", "todo-ok")
+    }
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         for match in _MARKER.finditer(line):
             for code, confidence in _CODE.findall(match.group("codes")):

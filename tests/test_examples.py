@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_examples_show_the_documented_findings() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "shmlint", "check", "--output-format", "json", "examples"],
-        capture_output=True, text=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert proc.returncode == 1, proc.stderr
     got = {(Path(f["path"]).name, f["line"], f["code"]) for f in json.loads(proc.stdout)}

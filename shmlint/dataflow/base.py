@@ -33,8 +33,14 @@ class AnalysisBase:
     conditional: int  # depth of `and`/`or`/`if-else` operands being evaluated
     hoist_blocked: int  # depth of comprehensions (a read there cannot be hoisted)
 
-    def __init__(self, ctx: ModuleContext, node: BodyNode, scope: Scope,
-                 class_name: str | None = None, outer: dict[str, Value] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: ModuleContext,
+        node: BodyNode,
+        scope: Scope,
+        class_name: str | None = None,
+        outer: dict[str, Value] | None = None,
+    ) -> None:
         raise NotImplementedError
 
     # expressions
@@ -63,8 +69,7 @@ class AnalysisBase:
     def store_attribute(self, target: ast.Attribute, value: Value, state: State) -> None:
         raise NotImplementedError
 
-    def container_put(self, receiver: ast.expr, stored: Value, node: ast.AST,
-                      state: State) -> None:
+    def container_put(self, receiver: ast.expr, stored: Value, node: ast.AST, state: State) -> None:
         raise NotImplementedError
 
     def report_return(self, value: Value, node: ast.AST, state: State) -> None:

@@ -36,7 +36,9 @@ class Facts:
     return_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     module_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
-    def merge_kinds(self, table: dict[str, frozenset[str]], key: str, kinds: frozenset[str]) -> bool:
+    def merge_kinds(
+        self, table: dict[str, frozenset[str]], key: str, kinds: frozenset[str]
+    ) -> bool:
         """Add ``kinds`` under ``key``; True when that changed the table."""
         old = table.get(key, frozenset())
         if kinds <= old:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+
 from shmlint import catalog
-from shmlint.dataflow.base import AnalysisBase
 from shmlint.annotations import Evidence
+from shmlint.dataflow.base import AnalysisBase
 from shmlint.dataflow.values import CORO, DAG, EMPTY, FUTURE, REF, Site, State, Value, union
 from shmlint.names import last_name, qualified_name
 from shmlint.types import SourceKind
-
 
 # Simple statements the in-place fix can split around a read.
 _HOISTABLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
@@ -190,9 +190,7 @@ class ExpressionMixin(AnalysisBase):
             return Value(result.labels, kinds | result.kinds, closure=result.closure)
         return result
 
-    def handle_call(
-        self, method: str, receiver: Value, node: ast.Call
-    ) -> Value | None:
+    def handle_call(self, method: str, receiver: Value, node: ast.Call) -> Value | None:
         """Compiled-graph handles: compile → graph → execute → ref → ``.get()`` reads."""
         if method in catalog.COMPILE_METHODS:
             return Value(kinds=frozenset({DAG}))

@@ -29,7 +29,7 @@ def _record(facts: Facts, key: str, annotation: ast.expr) -> None:
 
 
 def collect_annotations(tree: ast.Module, facts: Facts) -> None:
-    """Record ``Class.attr`` annotations: class-level ``attr: T`` and ``self.attr: T`` in methods."""
+    """Record annotations: module-level `x: T`, class-level `attr: T`, `self.attr: T` in methods."""
     for statement in tree.body:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             facts.module_annotations.setdefault(statement.target.id, statement.annotation)

@@ -6,15 +6,14 @@ import ast
 import dataclasses
 
 from shmlint.annotations import Evidence
-from shmlint.dataflow.base import BodyNode, Comprehension, FunctionNode
+from shmlint.dataflow.base import BodyNode
 from shmlint.dataflow.context import ModuleContext
 from shmlint.dataflow.expressions import ExpressionMixin
-from shmlint.dataflow.statements import StatementMixin
 from shmlint.dataflow.facts import handle_kinds
 from shmlint.dataflow.frames import LoopFrame
+from shmlint.dataflow.statements import StatementMixin
 from shmlint.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.names import Scope
-
 
 
 class FunctionAnalysis(ExpressionMixin, StatementMixin):
@@ -192,8 +191,9 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
 
     # --- nested scopes --------------------------------------------------------------------------
 
-    def closure_value(self, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef,
-                      state: State) -> Value:
+    def closure_value(
+        self, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, state: State
+    ) -> Value:
         """A function object: analysed on its own, tainted by the values it captures."""
         scope = Scope(node, self.scope)
         FunctionAnalysis(self.ctx, node, scope, None, state.vars).run()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+
 from shmlint.dataflow.base import AnalysisBase
 from shmlint.dataflow.frames import LoopFrame, assigned_names
 from shmlint.dataflow.values import EMPTY, REF, Label, Site, State, Value, join_states
@@ -163,8 +164,7 @@ class StatementMixin(AnalysisBase):
             self.detached_by_loop(node, after)  # type: ignore[arg-type]
         return after
 
-    def held_across_read(self, frame: LoopFrame, back: State,
-                         body: list[ast.stmt]) -> None:
+    def held_across_read(self, frame: LoopFrame, back: State, body: list[ast.stmt]) -> None:
         """SHM104: at the back edge, a local still holding a value read in this loop from a
         compiled-graph channel is alive while the next iteration's read runs."""
         if not frame.reads:
@@ -174,7 +174,9 @@ class StatementMixin(AnalysisBase):
             (
                 index
                 for index, stmt in enumerate(body)
-                if any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in read_lines)
+                if any(
+                    stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in read_lines
+                )
             ),
             0,
         )
@@ -255,9 +257,7 @@ class StatementMixin(AnalysisBase):
 
     # --- nested definitions -------------------------------------------------------------------
 
-    def function_def(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: State
-    ) -> None:
+    def function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: State) -> None:
         """A method (in a class body) or a nested function (a closure value)."""
         for expr in [*node.decorator_list, *node.args.defaults]:
             self.value(expr, state)

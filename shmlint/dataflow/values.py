@@ -70,7 +70,9 @@ class Value:
         ``view``: an element, slice or view of an array-bearing value bears arrays too; an
         attribute of it says nothing (array evidence is kept only for views).
         """
-        evidence = Evidence.ARRAYS if view and self.evidence is Evidence.ARRAYS else Evidence.UNKNOWN
+        evidence = (
+            Evidence.ARRAYS if view and self.evidence is Evidence.ARRAYS else Evidence.UNKNOWN
+        )
         return Value(self.labels, self.kinds, False, self.closure, evidence, self.entries)
 
     def join(self, other: Value) -> Value:

@@ -15,8 +15,12 @@ Span = tuple[int, int, int, int]
 
 def source_span(finding: Finding) -> Span:
     """The span of the read a finding is about."""
-    return (finding.source_line, finding.source_col, finding.source_end_line,
-            finding.source_end_col)
+    return (
+        finding.source_line,
+        finding.source_col,
+        finding.source_end_line,
+        finding.source_end_col,
+    )
 
 
 def _span(position: CodeRange) -> Span:

@@ -15,7 +15,9 @@ def _call_stmt(helper: str, argument: str) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(body=[cst.Expr(call)])
 
 
-def detach_statements(helper: str, name: str, is_list: bool, loop_var: str) -> list[cst.BaseStatement]:
+def detach_statements(
+    helper: str, name: str, is_list: bool, loop_var: str
+) -> list[cst.BaseStatement]:
     """``helper(name)``, or ``for item in name: helper(item)`` for a list of outputs."""
     if not is_list:
         return [_call_stmt(helper, name)]

@@ -12,8 +12,9 @@ def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` via a temporary file in the same directory and a rename,
     so a crash never leaves a half-written file; mode and ownership are carried over."""
     info = path.stat()
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".shmlint",
-                                             dir=path.parent)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".shmlint", dir=path.parent
+    )
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)

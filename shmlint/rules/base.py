@@ -21,6 +21,4 @@ class Rule:
     @classmethod
     def message(cls, kind: SourceKind, source_line: int) -> str:
         """The finding's message: names the read's line, its kind, and why it escapes."""
-        return (
-            f"value read from the {kind.value} at line {source_line} {cls.escape}; {HELPER_HINT}"
-        )
+        return f"value read from the {kind.value} at line {source_line} {cls.escape}; {HELPER_HINT}"

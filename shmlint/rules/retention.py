@@ -148,7 +148,9 @@ class StoredInContainer(Rule):
 
     code = "SHM103"
     name = "stored-in-container"
-    summary = "A value read from Ray shared memory goes into a container that outlives the iteration"
+    summary = (
+        "A value read from Ray shared memory goes into a container that outlives the iteration"
+    )
     escape = "goes into a container that outlives the iteration and keeps its buffer alive"
 
 
@@ -286,7 +288,9 @@ class StoredInGlobal(Rule):
 
     code = "SHM106"
     name = "stored-in-global"
-    summary = "A value read from Ray shared memory is stored in a global, nonlocal or class variable"
+    summary = (
+        "A value read from Ray shared memory is stored in a global, nonlocal or class variable"
+    )
     escape = "is stored in a global, nonlocal or class variable that keeps its buffer alive"
 
 

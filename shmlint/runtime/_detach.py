@@ -86,9 +86,7 @@ def _other_fields(obj: object) -> tuple[tuple[str, ...], tuple[object, ...]]:
         if not dataclasses.is_dataclass(cls):  # fields vary per instance: no cache
             names = _instance_fields(obj)
             return names, tuple(getattr(obj, name, None) for name in names)
-        names = tuple(
-            f.name for f in dataclasses.fields(cls) if f.name not in _OUTPUT_KEEP_FIELDS
-        )
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _OUTPUT_KEEP_FIELDS)
         cached = _FIELDS[cls] = (names, _getter(names))
     return cached[0], cached[1](obj)
 

@@ -67,7 +67,8 @@ def _record_fields(value: object) -> list[str]:
     struct_fields = getattr(cls, "__struct_fields__", None)
     if struct_fields is not None:
         return list(struct_fields)
-    return list(getattr(cls, "model_fields"))
+    model: Any = cls  # a pydantic model class (`_kind` checked `model_fields` exists)
+    return list(model.model_fields)
 
 
 def _children(value: Any, kind: int) -> Iterator[object]:

@@ -12,19 +12,19 @@ import pytest
 
 from shmlint.cli import main
 
-RETAINING = '''import numpy as np
+RETAINING = """import numpy as np
 import ray
 
 
 def fetch(ref) -> np.ndarray:
     return ray.get(ref)
-'''
-CLEAN = '''import ray
+"""
+CLEAN = """import ray
 
 
 def fetch(ref) -> int:
     return ray.get(ref)
-'''
+"""
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -54,7 +54,9 @@ def test_text_format_and_exit_code(project: Path, capsys: pytest.CaptureFixture[
     assert lines[-1] == "Found 1 finding."
 
 
-def test_check_subcommand_and_default_path(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_subcommand_and_default_path(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(["check", "pkg/good.py"], capsys)[0] == 0
     code, out, _ = run([], capsys)  # default: `.`
     assert code == 1 and out.startswith("pkg/bad.py:6:5: SHM101")
@@ -68,7 +70,9 @@ def test_exit_zero_and_json(project: Path, capsys: pytest.CaptureFixture[str]) -
     assert finding["confidence"] == "high" and finding["source"]["kind"] == "object store"
 
 
-def test_select_ignore_and_min_confidence(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_ignore_and_min_confidence(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(["--ignore", "SHM101", "pkg"], capsys)[0] == 0
     assert run(["--select", "SHM102", "pkg"], capsys)[0] == 0
     assert run(["--select", "SHM1", "pkg"], capsys)[0] == 1
@@ -98,8 +102,9 @@ def test_config_from_pyproject(project: Path, capsys: pytest.CaptureFixture[str]
     assert run(["pkg/bad.py"], capsys)[0] == 1  # a file named explicitly is always checked
 
 
-def test_config_found_by_walking_up(project: Path, capsys: pytest.CaptureFixture[str],
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_found_by_walking_up(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (project / "pyproject.toml").write_text('[tool.shmlint]\nignore = ["SHM101"]\n')
     monkeypatch.chdir(project / "pkg")
     assert run(["bad.py"], capsys)[0] == 0
@@ -141,8 +146,9 @@ def test_missing_path_is_exit_2(project: Path, capsys: pytest.CaptureFixture[str
     assert code == 2 and "nope.py" in err
 
 
-def test_stdin(project: Path, capsys: pytest.CaptureFixture[str],
-               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stdin(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(RETAINING.encode())))
     code, out, _ = run(["-", "--stdin-filename", "pkg/from_stdin.py"], capsys)
     assert code == 1 and out.startswith("pkg/from_stdin.py:6:5: SHM101")
@@ -155,7 +161,9 @@ def test_statistics(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert re.search(r"^\s+2\tSHM101\t\[\*\] returned-undetached$", out, re.M)
 
 
-def test_walk_skips_vcs_venv_caches_and_build(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_walk_skips_vcs_venv_caches_and_build(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for skipped in (".git", ".venv", "__pycache__", "build", "node_modules", "x.egg-info"):
         (project / "pkg" / skipped).mkdir()
         (project / "pkg" / skipped / "kept.py").write_text(RETAINING)
@@ -184,10 +192,12 @@ def test_pep263_cookie_is_honoured(project: Path, capsys: pytest.CaptureFixture[
     assert "pkg/bad.py:8:5: SHM101" in out
 
 
-def test_non_ascii_columns_are_characters(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_non_ascii_columns_are_characters(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "pkg" / "bad.py").write_text(
-        "import ray\nimport numpy as np\n"
-        "def f(r) -> np.ndarray:\n    é = 1; return ray.get(r)\n", encoding="utf-8"
+        "import ray\nimport numpy as np\ndef f(r) -> np.ndarray:\n    é = 1; return ray.get(r)\n",
+        encoding="utf-8",
     )
     out = run(["pkg"], capsys)[1]
     assert "pkg/bad.py:4:12: SHM101" in out

@@ -19,9 +19,19 @@ Triple = tuple[str, int, int, str]
 def _flake8(paths: list[Path], cwd: Path) -> set[Triple]:
     fmt = "%(path)s|%(row)d|%(col)d|%(code)s"
     proc = subprocess.run(
-        [sys.executable, "-m", "flake8", "--isolated", "--select", "SHM", f"--format={fmt}",
-         *map(str, paths)],
-        capture_output=True, text=True, cwd=cwd,
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "--select",
+            "SHM",
+            f"--format={fmt}",
+            *map(str, paths),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
     )
     assert proc.returncode in (0, 1), proc.stderr
     rows = set()
@@ -34,13 +44,16 @@ def _flake8(paths: list[Path], cwd: Path) -> set[Triple]:
 def _shmlint(paths: list[Path], cwd: Path) -> set[Triple]:
     proc = subprocess.run(
         [sys.executable, "-m", "shmlint", "check", "--output-format", "json", *map(str, paths)],
-        capture_output=True, text=True, cwd=cwd,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
     )
     assert proc.returncode in (0, 1), proc.stderr
     import json
 
-    return {(Path(f["path"]).name, f["line"], f["column"], f["code"])
-            for f in json.loads(proc.stdout)}
+    return {
+        (Path(f["path"]).name, f["line"], f["column"], f["code"]) for f in json.loads(proc.stdout)
+    }
 
 
 @pytest.mark.parametrize("confidence", ["high", "medium"])

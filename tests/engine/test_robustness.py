@@ -44,7 +44,9 @@ _FIXTURE_SOURCES = [p.read_text(encoding="utf-8") for p in fixture_files()]
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(_FIXTURE_SOURCES), st.data())
-def test_engine_never_raises_on_truncated_or_spliced_fixtures(source: str, data: st.DataObject) -> None:
+def test_engine_never_raises_on_truncated_or_spliced_fixtures(
+    source: str, data: st.DataObject
+) -> None:
     lines = source.splitlines(keepends=True)
     start = data.draw(st.integers(0, len(lines)))
     stop = data.draw(st.integers(start, len(lines)))
@@ -69,7 +71,9 @@ def test_ray_wheel_corpus_has_no_crash() -> None:
     """Every .py file of the ray 2.60 wheel (downloaded once into .corpus/)."""
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run_corpus.py"), "ray==2.60.0", "--show", "0"],
-        capture_output=True, text=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "crashes: 0" in proc.stdout

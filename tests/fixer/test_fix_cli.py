@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 import subprocess
@@ -13,7 +12,9 @@ import pytest
 
 from shmlint.cli import main
 
-RETAINING = "import numpy as np\nimport ray\n\n\ndef fetch(ref) -> np.ndarray:\n    return ray.get(ref)\n"
+RETAINING = (
+    "import numpy as np\nimport ray\n\n\ndef fetch(ref) -> np.ndarray:\n    return ray.get(ref)\n"
+)
 WRAPPED = "detach_zero_copy_from_model_runner_output(ray.get(ref))"
 IMPORT = "from shmlint.runtime import detach_zero_copy_from_model_runner_output"
 
@@ -63,7 +64,9 @@ def test_diff_writes_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) 
     assert run(["--diff", "b.py"], capsys)[0] == 0
 
 
-def test_unparseable_file_is_never_written(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unparseable_file_is_never_written(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = workdir / "bad.py"
     data = b"import ray\ndef f(:\n    return ray.get(x)\n"
     path.write_bytes(data)
@@ -72,7 +75,9 @@ def test_unparseable_file_is_never_written(workdir: Path, capsys: pytest.Capture
     assert path.read_bytes() == data
 
 
-def test_mode_encoding_newlines_and_bom_are_kept(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mode_encoding_newlines_and_bom_are_kept(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     latin = workdir / "latin.py"
     latin.write_bytes(("# -*- coding: latin-1 -*-\n# café\n" + RETAINING).encode("latin-1"))
     os.chmod(latin, 0o750)
@@ -84,7 +89,9 @@ def test_mode_encoding_newlines_and_bom_are_kept(workdir: Path, capsys: pytest.C
     tabs.write_bytes(RETAINING.replace("    return", "\treturn").encode())
     assert run(["--fix", "."], capsys)[0] == 0
     assert stat.S_IMODE(latin.stat().st_mode) == 0o750
-    assert "café" in latin.read_bytes().decode("latin-1") and WRAPPED in latin.read_bytes().decode("latin-1")
+    assert "café" in latin.read_bytes().decode("latin-1") and WRAPPED in latin.read_bytes().decode(
+        "latin-1"
+    )
     assert b"\r\n" in crlf.read_bytes() and b"\n" not in crlf.read_bytes().replace(b"\r\n", b"")
     assert bom.read_bytes().startswith(b"\xef\xbb\xbf") and WRAPPED.encode() in bom.read_bytes()
     assert f"\treturn {WRAPPED}".encode() in tabs.read_bytes()
@@ -92,7 +99,7 @@ def test_mode_encoding_newlines_and_bom_are_kept(workdir: Path, capsys: pytest.C
 
 
 def test_positions_on_tricky_lines(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    source = '''import functools
+    source = """import functools
 import numpy as np
 import ray
 
@@ -115,21 +122,26 @@ def multiline(ref) -> np.ndarray:
 
 def fstring(ref) -> tuple[str, np.ndarray]:
     return (f"{'é'} {ref}", ray.get(ref))
-'''
+"""
     path = workdir / "tricky.py"
     path.write_text(source, encoding="utf-8")
     assert run(["--fix", "tricky.py"], capsys)[0] == 0
     text = path.read_text(encoding="utf-8")
     assert text.count("detach_zero_copy_from_model_runner_output(ray.get(") == 4
-    assert '    label = "é→"; return detach_zero_copy_from_model_runner_output(ray.get(ref))' in text
+    assert (
+        '    label = "é→"; return detach_zero_copy_from_model_runner_output(ray.get(ref))' in text
+    )
     assert "@functools.lru_cache\ndef decorated" in text
 
 
-def test_fix_from_stdin(workdir: Path, capsys: pytest.CaptureFixture[bytes],
-                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fix_from_stdin(
+    workdir: Path, capsys: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "shmlint", "--fix", "-", "--stdin-filename", "x.py"],
-        input=RETAINING.encode(), capture_output=True, cwd=workdir,
+        input=RETAINING.encode(),
+        capture_output=True,
+        cwd=workdir,
     )
     assert proc.returncode == 0
     assert WRAPPED.encode() in proc.stdout and IMPORT.encode() in proc.stdout
@@ -147,21 +159,30 @@ def test_unsafe_fixes_need_the_flag(workdir: Path, capsys: pytest.CaptureFixture
     assert code == 1 and path.read_text() == source
     assert "1 more fixable with --fix --unsafe-fixes" in run(["a.py"], capsys)[1]
     assert run(["--fix", "--unsafe-fixes", "a.py"], capsys)[0] == 0
-    assert "    output = ray.get(ref)\n    detach(output)\n    return cache or output\n" in path.read_text()
+    assert (
+        "    output = ray.get(ref)\n    detach(output)\n    return cache or output\n"
+        in path.read_text()
+    )
 
 
 @pytest.mark.parametrize(
     ("prelude", "expect_import"),
     [
-        ("from shmlint.runtime import detach_zero_copy\n", "from shmlint.runtime import "
-         "detach_zero_copy_from_model_runner_output, detach_zero_copy"),
-        ("from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n",
-         None),
+        (
+            "from shmlint.runtime import detach_zero_copy\n",
+            "from shmlint.runtime import "
+            "detach_zero_copy_from_model_runner_output, detach_zero_copy",
+        ),
+        (
+            "from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n",
+            None,
+        ),
         ("def detach_zero_copy_from_model_runner_output(x):\n    return x\n", None),
     ],
 )
-def test_imports_are_merged_or_skipped(workdir: Path, capsys: pytest.CaptureFixture[str],
-                                       prelude: str, expect_import: str | None) -> None:
+def test_imports_are_merged_or_skipped(
+    workdir: Path, capsys: pytest.CaptureFixture[str], prelude: str, expect_import: str | None
+) -> None:
     path = workdir / "a.py"
     path.write_text(prelude + RETAINING)
     assert run(["--fix", "a.py"], capsys)[0] == 0
@@ -177,9 +198,19 @@ def test_libcst_codemod_runner(workdir: Path) -> None:
     path = workdir / "a.py"
     path.write_text(RETAINING)
     proc = subprocess.run(
-        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "shmlint.codemod.DetachZeroCopy",
-         "--no-format", "a.py"],
-        capture_output=True, text=True, cwd=workdir,
+        [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "-x",
+            "shmlint.codemod.DetachZeroCopy",
+            "--no-format",
+            "a.py",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=workdir,
     )
     assert proc.returncode == 0, proc.stderr
     assert WRAPPED in path.read_text()

@@ -55,5 +55,9 @@ def test_the_vllm_fixture_comes_out_in_vllms_own_shape() -> None:
         "                detach_zero_copy_from_model_runner_output(output)\n"
         "            return self.kv_output_aggregator.aggregate(outputs)\n"
     ) in text
-    assert text.count("from vllm.v1.executor.ray_utils import "
-                      "detach_zero_copy_from_model_runner_output") == 1
+    assert (
+        text.count(
+            "from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output"
+        )
+        == 1
+    )
