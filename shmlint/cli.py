@@ -6,14 +6,15 @@ Exit codes: 0 no findings (after filters), 1 findings, 2 usage / configuration /
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from shmlint import report
+from shmlint import baseline, report
 from shmlint._version import __version__
 from shmlint.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.discovery import iter_python_files
@@ -22,7 +23,7 @@ from shmlint.rules import RULES, rule_doc
 from shmlint.types import Confidence, FileResult, Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_COMMANDS = ("check", "rules", "explain")
+_COMMANDS = ("check", "rules", "explain", "baseline")
 
 
 class UsageError(Exception):
@@ -50,7 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=[c.value for c in Confidence],
         help="lowest confidence to report (default: high)",
     )
-    check.add_argument("--output-format", choices=["text", "json"], default="text")
+    check.add_argument(
+        "--output-format", choices=["text", "json", "sarif", "github"], default="text"
+    )
+    check.add_argument("--output-file", type=Path, help="write the report to this file")
+    check.add_argument("--baseline", type=Path, help="report only findings not in this baseline")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--statistics", action="store_true", help="print counts per code")
     check.add_argument("--config", type=Path, help="the pyproject.toml to read settings from")
@@ -68,6 +73,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
     )
     check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+    base = commands.add_parser("baseline", help="record today's findings to ignore them later")
+    base.add_argument("paths", nargs="*", default=["."], help="files or directories")
+    base.add_argument("--write", type=Path, required=True, help="the baseline file")
+    base.add_argument(
+        "--add-new", action="store_true", help="also record findings not in the existing file"
+    )
+    for name in ("--config", "--select", "--ignore", "--min-confidence", "--isolated"):
+        for action in check._actions:
+            if name in action.option_strings:
+                base._add_action(action)
+    base.set_defaults(stdin_filename=None, no_prefilter=False, baseline=None)
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
@@ -139,22 +155,73 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     if args.fix or args.diff:
         return run_fix(args, config, checked, out)
     findings = sorted((f for c in checked for f in c.result.findings), key=Finding.sort_key)
-    _report(args, findings, out)
-    if args.output_format != "json":
-        out.write(f"Found {_plural(len(findings))}.\n" if findings else "All checks passed!\n")
-        hidden = sum(f.fixable and f.unsafe_fix for f in findings)
-        if hidden:
-            out.write(f"{hidden} more fixable with --fix --unsafe-fixes.\n")
+    if args.baseline is not None:
+        findings = baseline.new_findings(findings, baseline.load(args.baseline))
+    with _destination(args, out) as sink:
+        _report(args, findings, sink, _fix_for(checked, config, args))
+        if args.output_format == "text":
+            count = len(findings)
+            sink.write(f"Found {_plural(count)}.\n" if count else "All checks passed!\n")
+            hidden = sum(f.fixable and f.unsafe_fix for f in findings)
+            if hidden:
+                sink.write(f"{hidden} more fixable with --fix --unsafe-fixes.\n")
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _report(args: argparse.Namespace, findings: list[Finding], out: TextIO) -> None:
+@contextlib.contextmanager
+def _destination(args: argparse.Namespace, out: TextIO) -> Iterator[TextIO]:
+    if args.output_file is None:
+        yield out
+        return
+    try:
+        with open(args.output_file, "w", encoding="utf-8") as handle:
+            yield handle
+    except OSError as error:
+        raise UsageError(f"{args.output_file}: cannot write: {error.strerror}") from None
+
+
+def _fix_for(
+    checked: list[Checked], config: Config, args: argparse.Namespace
+) -> Callable[[Finding], tuple[bytes, bytes] | None] | None:
+    """For SARIF: the change ``--fix`` would make for one finding on its own."""
+    if args.output_format != "sarif":
+        return None
+    inputs = {c.result.path: c for c in checked}
+
+    def fix_for(finding: Finding) -> tuple[bytes, bytes] | None:
+        from shmlint.fixer import apply_fixes  # libcst only when a fix is described
+
+        item = inputs.get(finding.path)
+        if item is None or (finding.unsafe_fix and not args.unsafe_fixes):
+            return None
+        try:
+            data = item.data if item.data is not None else item.path.read_bytes()  # type: ignore[union-attr]
+        except OSError:
+            return None
+        outcome = apply_fixes(data, [finding], config)
+        return (data, outcome.source) if outcome.changed else None
+
+    return fix_for
+
+
+def _report(
+    args: argparse.Namespace,
+    findings: list[Finding],
+    out: TextIO,
+    fix_for: Callable[[Finding], tuple[bytes, bytes] | None] | None = None,
+) -> None:
     if args.output_format == "json":
         report.write_json(findings, out)
-        return
-    report.write_text(findings, out)
-    if args.statistics and findings:
-        report.write_statistics(findings, out)
+    elif args.output_format == "sarif":
+        from shmlint.sarif import repository_root, write_sarif
+
+        write_sarif(findings, out, repository_root(Path.cwd()), fix_for)
+    elif args.output_format == "github":
+        report.write_github(findings, out)
+    else:
+        report.write_text(findings, out)
+        if args.statistics and findings:
+            report.write_statistics(findings, out)
 
 
 def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextIO) -> list[Finding]:
@@ -202,7 +269,7 @@ def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], ou
     if not args.diff:
         _report(args, sorted(remaining, key=Finding.sort_key), log)
     fixed = max(before - len(remaining), 0)
-    if args.output_format != "json" or args.diff or from_stdin:
+    if args.output_format == "text" or args.diff or from_stdin:
         verb = "would be fixed" if args.diff else "fixed"
         log.write(f"Found {_plural(before)} ({fixed} {verb}, {len(remaining)} remaining).\n")
     if args.exit_zero:
@@ -225,6 +292,19 @@ def _unified_diff(path: str, old: bytes, new: bytes) -> str:
             tofile=path,
         )
     )
+
+
+def run_baseline(args: argparse.Namespace, out: TextIO) -> int:
+    """``shmlint baseline PATHS --write FILE``: record the current findings."""
+    config = _load(args)
+    findings = sorted(
+        (f for c in _collect(args, config) for f in c.result.findings), key=Finding.sort_key
+    )
+    kept, dropped, not_added = baseline.write(args.write, findings, add_new=args.add_new)
+    out.write(f"{args.write}: {_plural(kept)} recorded, {dropped} dropped (fixed or gone).\n")
+    if not_added:
+        out.write(f"{_plural(not_added)} not in the baseline were not added (see --add-new).\n")
+    return EXIT_CLEAN
 
 
 def run_rules(out: TextIO) -> int:
@@ -260,8 +340,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_rules(out)
         if args.command == "explain":
             return run_explain(args.code, out)
+        if args.command == "baseline":
+            return run_baseline(args, out)
         return run_check(args, out)
-    except (ConfigError, UsageError) as error:
+    except (ConfigError, UsageError, baseline.BaselineError) as error:
         sys.stderr.write(f"shmlint: error: {error}\n")
         return EXIT_ERROR
     except BrokenPipeError:  # `shmlint ... | head`: the reader went away

@@ -6,6 +6,7 @@ Never raises for a bad file: what cannot be read, decoded or parsed becomes one 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import re
 import tokenize
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from shmlint.config import Config
 from shmlint.dataflow import RawFinding, analyze_module
+from shmlint.fingerprint import fingerprints
 from shmlint.options import Options
 from shmlint.rules import RULES
 from shmlint.suppress import is_suppressed
@@ -97,7 +99,18 @@ def analyze_tree(
             continue
         findings.append(_finding(raw, lines, path, config.helper_style))
     findings.sort(key=Finding.sort_key)
-    return findings
+    prints = fingerprints(findings, lines, project_path(path, config))
+    return [dataclasses.replace(f, fingerprint=p) for f, p in zip(findings, prints)]
+
+
+def project_path(path: str, config: Config) -> str:
+    """``path`` relative to the project root (the configuration's directory, else the current
+    directory) when it lies below it; else as given."""
+    root = config.root or Path.cwd()
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return Path(path).as_posix()
 
 
 def _char_col(lines: list[str], line: int, byte_col: int) -> int:

@@ -38,6 +38,7 @@ def finding_dict(finding: Finding) -> dict[str, object]:
         },
         "fixable": finding.fixable,
         "unsafe_fix": finding.unsafe_fix,
+        "fingerprint": finding.fingerprint,
     }
 
 
@@ -51,6 +52,30 @@ def write_json(findings: Sequence[Finding], out: TextIO) -> None:
     """A JSON array of finding objects."""
     json.dump([finding_dict(f) for f in findings], out, indent=2)
     out.write("\n")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def write_github(findings: Sequence[Finding], out: TextIO) -> None:
+    """GitHub Actions workflow commands: annotations on the pull request's files."""
+    for f in findings:
+        properties = ",".join(
+            (
+                f"file={_escape_property(f.path)}",
+                f"line={f.line}",
+                f"col={f.col + 1}",
+                f"endLine={f.end_line}",
+                f"endColumn={f.end_col + 1}",
+                f"title={_escape_property(f.code + ' ' + RULES[f.code].name)}",
+            )
+        )
+        out.write(f"::error {properties}::{_escape_data(f.code + ' ' + f.message)}\n")
 
 
 def write_statistics(findings: Sequence[Finding], out: TextIO) -> None:

@@ -53,6 +53,7 @@ class Finding:
     source_end_line: int = 0
     source_end_col: int = 0
     fixable: bool = False  # a fix exists (applied by --fix when safe, --unsafe-fixes otherwise)
+    fingerprint: str = ""  # stable across unrelated edits (see shmlint.fingerprint)
     unsafe_fix: bool = False  # the fix may change behaviour (see the rule's "Fix safety")
 
     def sort_key(self) -> tuple[str, int, int, str]:

@@ -35,9 +35,31 @@ RULES: dict[str, type[Rule]] = {
 }
 
 
+# The headings every rule's documentation has, in this order (as ruff's rule docs).
+DOC_HEADINGS = (
+    "What it does",
+    "Why is this bad?",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "References",
+)
+
+
 def rule_doc(code: str) -> str:
     """The rule's documentation (its docstring, dedented)."""
     return inspect.cleandoc(RULES[code].__doc__ or "")
 
 
-__all__ = ["RULES", "Rule", "rule_doc"]
+def render_markdown(code: str) -> str:
+    """The page ``docs/rules/<code>.md`` (generated: ``python scripts/render_rule_docs.py``)."""
+    rule = RULES[code]
+    return (
+        f"# {code}: {rule.name}\n\n"
+        "<!-- Generated from the rule's docstring by scripts/render_rule_docs.py: edit the "
+        "docstring, then re-run the script. -->\n\n"
+        f"{rule.summary}. Fix: {rule.fix_safety}.\n\n{rule_doc(code)}\n"
+    )
+
+
+__all__ = ["DOC_HEADINGS", "RULES", "Rule", "render_markdown", "rule_doc"]

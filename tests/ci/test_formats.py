@@ -1,0 +1,124 @@
+"""Output formats for CI: SARIF 2.1.0 (schema-validated), GitHub annotations, JSON fields."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from shmlint.cli import main
+from tests.fixture_markers import fixture_files
+
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json").read_text()
+)
+RETAINING = (
+    "import numpy as np\nimport ray\n\n\ndef fetch(ref) -> np.ndarray:\n    return ray.get(ref)\n"
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    for fixture in fixture_files():
+        shutil.copyfile(fixture, tmp_path / "src" / fixture.name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _sarif(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
+    main(["check", "--output-format", "sarif", "--min-confidence", "medium", *args])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_sarif_is_valid_and_complete(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _sarif(["src"], capsys)
+    jsonschema.validate(log, SCHEMA)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules][:2] == ["SHM001", "SHM101"]
+    for rule in rules:
+        assert rule["name"] and rule["shortDescription"]["text"]
+        assert rule["fullDescription"]["text"] and "## Why is this bad?" in rule["help"]["text"]
+        assert rule["defaultConfiguration"]["level"] == "error"
+    results = run["results"]
+    assert len(results) > 40
+    for result in results:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"].startswith("src/SHM1")  # repo-relative
+        assert location["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert result["partialFingerprints"]["shmlint/v1"]
+        assert result["fixes"][0]["artifactChanges"][0]["replacements"]
+
+
+def test_sarif_fix_is_the_fix(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "one.py").write_text(RETAINING)
+    (result,) = _sarif(["one.py"], capsys)["runs"][0]["results"]
+    text = RETAINING
+    replacements = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    for change in sorted(replacements, key=lambda r: -r["deletedRegion"]["charOffset"]):
+        start, length = change["deletedRegion"]["charOffset"], change["deletedRegion"]["charLength"]
+        text = text[:start] + change["insertedContent"]["text"] + text[start + length :]
+    assert "return detach_zero_copy_from_model_runner_output(ray.get(ref))" in text
+    assert "from shmlint.runtime import detach_zero_copy_from_model_runner_output" in text
+
+
+def test_sarif_fingerprints_survive_line_shifts(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = repo / "src" / "SHM101.py"
+    before = {
+        r["partialFingerprints"]["shmlint/v1"]
+        for r in _sarif(["src/SHM101.py"], capsys)["runs"][0]["results"]
+    }
+    target.write_text("# a new header\n\n\n" + target.read_text())
+    after = {
+        r["partialFingerprints"]["shmlint/v1"]
+        for r in _sarif(["src/SHM101.py"], capsys)["runs"][0]["results"]
+    }
+    assert before == after and len(before) > 10
+
+
+def test_github_annotations(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "one.py").write_text(RETAINING)
+    assert main(["check", "--output-format", "github", "one.py"]) == 1
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith(
+        "::error file=one.py,line=6,col=5,endLine=6,endColumn=24,title=SHM101 returned-undetached::"
+        "SHM101 value read from the object store at line 6 is returned undetached"
+    )
+
+
+def test_json_fields(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "one.py").write_text(RETAINING)
+    main(["check", "--output-format", "json", "one.py"])
+    (finding,) = json.loads(capsys.readouterr().out)
+    assert set(finding) == {
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "code",
+        "name",
+        "message",
+        "confidence",
+        "source",
+        "fixable",
+        "unsafe_fix",
+        "fingerprint",
+    }
+    assert set(finding["source"]) == {"kind", "line", "column"}
+
+
+def test_output_file(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "one.py").write_text(RETAINING)
+    assert main(["check", "--output-file", "report.txt", "one.py"]) == 1
+    assert capsys.readouterr().out == ""
+    assert (repo / "report.txt").read_text().startswith("one.py:6:5: SHM101")
+    assert main(["check", "--output-file", "missing/dir/report.txt", "one.py"]) == 2

@@ -1,0 +1,52 @@
+"""Rule docs: fixed headings, examples that trigger, fixes that do not, pages not stale."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from shmlint.cli import main
+from shmlint.config import Config
+from shmlint.engine import check_text
+from shmlint.options import Options
+from shmlint.rules import DOC_HEADINGS, RULES, render_markdown, rule_doc
+from shmlint.types import Confidence
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
+MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
+
+
+def _block(doc: str, heading: str) -> str:
+    match = re.search(rf"## {re.escape(heading)}\n```python\n(.*?)```", doc, re.S)
+    assert match, f"no python block under {heading!r}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("code", list(RULES))
+def test_headings_in_order(code: str) -> None:
+    headings = re.findall(r"^## (.+)$", rule_doc(code), re.M)
+    assert tuple(headings) == DOC_HEADINGS
+
+
+@pytest.mark.parametrize("code", list(RULES))
+def test_example_triggers_and_use_instead_does_not(code: str) -> None:
+    doc = rule_doc(code)
+    example = check_text(_block(doc, "Example"), "example.py", MEDIUM, prefilter=False)
+    assert code in {f.code for f in example.findings}
+    fixed = check_text(_block(doc, "Use instead"), "fixed.py", MEDIUM, prefilter=False)
+    assert fixed.findings == ()
+
+
+@pytest.mark.parametrize("code", list(RULES))
+def test_generated_page_is_current(code: str) -> None:
+    page = DOCS / f"{code}.md"
+    assert page.read_text(encoding="utf-8") == render_markdown(code), (
+        "stale: run python scripts/render_rule_docs.py"
+    )
+
+
+def test_explain_prints_the_doc(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "SHM103"]) == 0
+    assert rule_doc("SHM103") in capsys.readouterr().out
