@@ -18,7 +18,7 @@ _NOQA = re.compile(r"#\s*noqa\b.*$", re.IGNORECASE)
 
 
 def _normalise(line: str) -> str:
-    # Whitespace and a `# noqa` added later do not change what a line does.
+    # Whitespace, and a noqa comment added later, do not change what a line does.
     return _SPACE.sub(" ", _NOQA.sub("", line)).strip()
 
 

@@ -18,11 +18,13 @@ ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | a
 class Scope:
     """The names one module, class or function body binds, and how its lookups resolve."""
 
-    __slots__ = ("node", "parent", "imports", "locals", "global_names", "nonlocal_names")
+    __slots__ = ("node", "parent", "imports", "locals", "global_names", "nonlocal_names", "walrus")
 
-    def __init__(self, node: ScopeNode, parent: Scope | None) -> None:
+    def __init__(self, node: ScopeNode, parent: Scope | None, walrus: bool = True) -> None:
         self.node = node
         self.parent = parent
+        # Whether expressions may bind (`:=`); inherited, so one text check serves a module.
+        self.walrus: bool = parent.walrus if parent is not None else walrus
         self.imports: dict[str, str] = {}
         self.locals: set[str] = set()
         self.global_names: set[str] = set()
@@ -111,12 +113,24 @@ def _bind_target(target: ast.AST, scope: Scope) -> None:
             scope.locals.add(node.id)
 
 
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _collect(node: ast.AST, scope: Scope) -> None:
-    """Record the bindings ``node`` makes in ``scope`` (not descending into nested scopes)."""
+    """Record the bindings ``node`` makes in ``scope`` (not descending into nested scopes).
+
+    Walks statements only (expressions bind nothing but walrus targets, looked for only when
+    the module spells ``:=``): a fraction of the nodes, which matters on large trees.
+    """
+    if isinstance(node, ast.expr):
+        if scope.walrus:
+            _collect_walrus(node, scope)
+        return
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         scope.locals.add(node.name)
-        return  # decorators and defaults are looked up here, but bind nothing
-    if isinstance(node, ast.Lambda):
+        if scope.walrus:  # decorators and defaults are evaluated here
+            for expr in (*node.decorator_list, *getattr(node, "bases", ())):
+                _collect_walrus(expr, scope)
         return
     if isinstance(node, ast.Import):
         for alias in node.names:
@@ -139,28 +153,34 @@ def _collect(node: ast.AST, scope: Scope) -> None:
     if isinstance(node, ast.Nonlocal):
         scope.nonlocal_names.update(node.names)
         return
-    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-        # Comprehension targets are the comprehension's own; only walrus targets leak out.
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-                scope.locals.add(sub.target.id)
-        return
-    if isinstance(node, ast.NamedExpr):
-        _bind_target(node.target, scope)
-    elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             _bind_target(target, scope)
-    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-        _bind_target(node.optional_vars, scope)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                _bind_target(item.optional_vars, scope)
     elif isinstance(node, ast.ExceptHandler) and node.name:
         scope.locals.add(node.name)
     elif isinstance(node, ast.Delete):
         for target in node.targets:
             _bind_target(target, scope)
-    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        scope.locals.add(node.name)
-    elif isinstance(node, ast.MatchMapping) and node.rest:
-        scope.locals.add(node.rest)
-    for child in ast.iter_child_nodes(node):
-        _collect(child, scope)
+    elif isinstance(node, ast.match_case):
+        for sub in ast.walk(node.pattern):
+            name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+            if isinstance(name, str):
+                scope.locals.add(name)
+    for field in _BLOCK_FIELDS:
+        for child in getattr(node, field, ()):
+            _collect(child, scope)
+    if scope.walrus:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                _collect_walrus(child, scope)
+
+
+def _collect_walrus(expr: ast.AST, scope: Scope) -> None:
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+            scope.locals.add(sub.target.id)

@@ -11,6 +11,7 @@ import ast
 from shmlint.dataflow.context import ModuleContext, RawFinding
 from shmlint.dataflow.facts import collect_annotations
 from shmlint.dataflow.function import FunctionAnalysis
+from shmlint.dataflow.gate import Gate
 from shmlint.names import Scope
 from shmlint.options import Options
 
@@ -25,17 +26,20 @@ _FACT_ROUNDS = 3
 def analyze_module(tree: ast.Module, options: Options, text: str | None = None) -> list[RawFinding]:
     """All findings of one module (before noqa, select and confidence filters)."""
     ctx = ModuleContext(tree, options)
+    module_scope = Scope(tree, None, walrus=text is None or ":=" in text)
     collect_annotations(tree, ctx.facts)
     needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
     if needs_facts:
         ctx.reporting = False
         for _ in range(_FACT_ROUNDS):
             ctx.changed = False
-            FunctionAnalysis(ctx, tree, Scope(tree, None)).run()
+            FunctionAnalysis(ctx, tree, module_scope).run()
             if not ctx.changed:
                 break
         ctx.reporting = True
-    FunctionAnalysis(ctx, tree, Scope(tree, None)).run()
+    if text is not None:
+        ctx.gate = Gate(text, options)
+    FunctionAnalysis(ctx, tree, module_scope).run()
     return sorted(
         ctx.findings.values(), key=lambda f: (f.site.line, f.site.col, f.code, f.label.site.line)
     )

@@ -7,6 +7,7 @@ import dataclasses
 import re
 
 from shmlint.annotations import Evidence
+from shmlint.dataflow.gate import Gate
 from shmlint.dataflow.values import Label, Site, State, Value
 from shmlint.options import Options
 from shmlint.types import Confidence, SourceKind
@@ -66,6 +67,8 @@ class ModuleContext:
         self.ref_regex: re.Pattern[str] | None = options.ref_name_regex()
         self.facts = Facts()
         self.reporting = True  # False during the facts pre-pass
+        # Which bodies may make a read (None: analyse every body); see gate.py.
+        self.gate: Gate | None = None
         self.changed = False  # set when a facts table grew (the pre-pass iterates on it)
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
         self._labels: dict[int, Label] = {}
@@ -77,6 +80,10 @@ class ModuleContext:
         if label is None:
             label = self._labels[key] = Label(Site.of(node), kind, key, placement)
         return label
+
+    def should_analyse(self, body: ast.AST) -> bool:
+        """False for a body the reporting pass may skip: it cannot make a read."""
+        return not self.reporting or self.gate is None or self.gate.may_read(body)
 
     def is_ref_name(self, name: str) -> bool:
         """True when the configured ``ref-name-pattern`` marks ``name`` as holding refs."""

@@ -8,6 +8,7 @@ from shmlint import catalog
 from shmlint.annotations import names_type
 from shmlint.dataflow.context import Facts
 from shmlint.dataflow.values import DAG, REF
+from shmlint.dataflow.walk import statements
 
 
 def handle_kinds(annotation: ast.expr) -> frozenset[str]:
@@ -33,7 +34,7 @@ def collect_annotations(tree: ast.Module, facts: Facts) -> None:
     for statement in tree.body:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             facts.module_annotations.setdefault(statement.target.id, statement.annotation)
-    for node in ast.walk(tree):
+    for node in statements(tree.body):
         if not isinstance(node, ast.ClassDef):
             continue
         for statement in node.body:
@@ -50,7 +51,7 @@ def _method_annotations(
     if not positional:
         return
     self_name = positional[0].arg
-    for sub in ast.walk(method):
+    for sub in statements(method.body):
         if (
             isinstance(sub, ast.AnnAssign)
             and isinstance(sub.target, ast.Attribute)

@@ -13,6 +13,7 @@ from shmlint.dataflow.facts import handle_kinds
 from shmlint.dataflow.frames import LoopFrame
 from shmlint.dataflow.statements import StatementMixin
 from shmlint.dataflow.values import EMPTY, Site, State, Value, union
+from shmlint.dataflow.walk import statements
 from shmlint.names import Scope
 
 
@@ -66,7 +67,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             if "classmethod" not in decorators:
                 self.self_name = positional[0].arg
         self.key = f"{self.class_name}.{node.name}" if self.class_name else node.name
-        for sub in ast.walk(node):
+        for sub in statements(node.body, into_scopes=False):
             if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
                 self.annotations.setdefault(sub.target.id, sub.annotation)
         for name, annotation in self.annotations.items():
@@ -195,16 +196,26 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         self, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, state: State
     ) -> Value:
         """A function object: analysed on its own, tainted by the values it captures."""
-        scope = Scope(node, self.scope)
-        FunctionAnalysis(self.ctx, node, scope, None, state.vars).run()
-        captured = [
-            state.vars[sub.id]
+        analyse = self.ctx.should_analyse(node)
+        if not any(value.labels for value in state.vars.values()):
+            # Nothing tainted to capture: only the function's own reads matter.
+            if analyse:
+                FunctionAnalysis(self.ctx, node, Scope(node, self.scope), None, state.vars).run()
+            return EMPTY
+        loaded = {
+            sub.id
             for sub in ast.walk(node)
             if isinstance(sub, ast.Name)
             and isinstance(sub.ctx, ast.Load)
             and sub.id in state.vars
-            and sub.id not in scope.locals
-        ]
+            and (analyse or state.vars[sub.id].labels)
+        }
+        if not analyse and not loaded:
+            return EMPTY  # reads nothing, captures nothing tainted: no Scope needed
+        scope = Scope(node, self.scope)
+        if analyse:
+            FunctionAnalysis(self.ctx, node, scope, None, state.vars).run()
+        captured = [state.vars[name] for name in loaded if name not in scope.locals]
         if not captured:
             return EMPTY
         held = union(captured)

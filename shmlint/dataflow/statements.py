@@ -265,6 +265,8 @@ class StatementMixin(AnalysisBase):
             if default is not None:
                 self.value(default, state)
         if self.is_class_body:
+            if not self.ctx.should_analyse(node):
+                return
             method = type(self)(self.ctx, node, Scope(node, self.scope), self.class_name)
             method.run()
             return
@@ -275,5 +277,6 @@ class StatementMixin(AnalysisBase):
         """A class body is analysed on its own: its assignments are class variables (SHM106)."""
         for expr in [*node.decorator_list, *node.bases]:
             self.value(expr, state)
-        type(self)(self.ctx, node, Scope(node, self.scope), node.name, state.vars).run()
+        if self.ctx.should_analyse(node):
+            type(self)(self.ctx, node, Scope(node, self.scope), node.name, state.vars).run()
         state.vars.pop(node.name, None)
