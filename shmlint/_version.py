@@ -1,8 +1,4 @@
-"""The package version, in one place (read by ``shmlint --version`` and the cache key)."""
+"""The package version, in one place: pyproject.toml reads it from here (setuptools dynamic
+version), so ``shmlint --version`` needs no importlib.metadata lookup at start-up."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("shmlint")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+__version__ = "0.1.0"

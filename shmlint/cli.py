@@ -16,14 +16,16 @@ from typing import Any, TextIO
 
 from shmlint import baseline, report
 from shmlint._version import __version__
+from shmlint.cache import Cache, clean, default_directory
 from shmlint.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.discovery import iter_python_files
-from shmlint.engine import check_bytes, check_path
+from shmlint.engine import check_bytes
 from shmlint.rules import RULES, rule_doc
+from shmlint.runner import check_files, default_jobs
 from shmlint.types import Confidence, FileResult, Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_COMMANDS = ("check", "rules", "explain", "baseline")
+_COMMANDS = ("check", "rules", "explain", "baseline", "clean")
 
 
 class UsageError(Exception):
@@ -32,6 +34,13 @@ class UsageError(Exception):
 
 def _codes(text: str) -> tuple[str, ...]:
     return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="the pyproject.toml to read settings from")
     check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes")
+    check.add_argument("--cache-dir", type=Path, help="where the cache lives (.shmlint_cache)")
+    check.add_argument(
+        "--jobs", "-j", type=_positive, default=None, help="worker processes (default: CPUs)"
+    )
     check.add_argument("--stdin-filename", help="the name to report for source read from stdin")
     check.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
     check.add_argument(
@@ -79,11 +91,22 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument(
         "--add-new", action="store_true", help="also record findings not in the existing file"
     )
-    for name in ("--config", "--select", "--ignore", "--min-confidence", "--isolated"):
+    for name in (
+        "--config",
+        "--select",
+        "--ignore",
+        "--min-confidence",
+        "--isolated",
+        "--no-cache",
+        "--cache-dir",
+        "--jobs",
+    ):
         for action in check._actions:
             if name in action.option_strings:
                 base._add_action(action)
     base.set_defaults(stdin_filename=None, no_prefilter=False, baseline=None)
+    clean_cmd = commands.add_parser("clean", help="remove the result cache")
+    clean_cmd.add_argument("--cache-dir", type=Path, help="the cache to remove")
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
@@ -125,7 +148,8 @@ class Checked:
 
 def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     prefilter = not args.no_prefilter
-    checked = []
+    checked: list[Checked | None] = []
+    files: list[tuple[Path, str]] = []
     for given in args.paths:
         if given == "-":
             name = args.stdin_filename or "-"
@@ -135,13 +159,21 @@ def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
             )
             continue
         try:
-            files = list(iter_python_files([given], config))
+            found = list(iter_python_files([given], config))
         except FileNotFoundError:
             raise UsageError(f"{given}: no such file or directory") from None
-        for path, display in files:
-            result = check_path(path, display, config, prefilter=prefilter)
-            checked.append(Checked(path, None, result))
-    return checked
+        files.extend(found)
+        checked.extend([None] * len(found))
+    cache = None
+    if not args.no_cache:
+        cache = Cache(args.cache_dir or default_directory(config), config)
+    jobs = args.jobs or default_jobs()
+    results = iter(check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter))
+    paths = iter(files)
+    return [
+        item if item is not None else Checked(next(paths)[0], None, next(results))
+        for item in checked
+    ]
 
 
 def _plural(count: int) -> str:
@@ -342,6 +374,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_explain(args.code, out)
         if args.command == "baseline":
             return run_baseline(args, out)
+        if args.command == "clean":
+            directory = args.cache_dir or default_directory(load_config(find_pyproject(Path.cwd())))
+            removed = clean(directory)
+            out.write(f"{'removed' if removed else 'no cache at'} {directory}\n")
+            return EXIT_CLEAN
         return run_check(args, out)
     except (ConfigError, UsageError, baseline.BaselineError) as error:
         sys.stderr.write(f"shmlint: error: {error}\n")

@@ -213,3 +213,17 @@ def test_rules_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["--version"], capsys)[0] == 0
+
+
+def test_exclude_patterns_relative_to_the_project_root(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "gen").mkdir()
+    (project / "gen" / "out.py").write_text(RETAINING)
+    (project / "top.py").write_text(RETAINING)
+    (project / "pyproject.toml").write_text(
+        '[tool.shmlint]\nextend-exclude = ["gen/", "top.py", "pkg/b*.py"]\n'
+    )
+    code, out, _ = run(["."], capsys)
+    assert code == 0, out
+    assert run(["--isolated", "."], capsys)[0] == 1

@@ -1,0 +1,133 @@
+"""Per-file result cache under ``.shmlint_cache/``.
+
+An entry is keyed by the file's bytes, its reported path, the effective configuration and the
+shmlint version, so any change to one of them misses. Entries are written atomically and read
+defensively: a stale, truncated or foreign entry is ignored (and recomputed), never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from shmlint._version import __version__
+from shmlint.config import Config
+from shmlint.types import Confidence, FileResult, Finding, SourceKind
+
+FORMAT = 1
+DIRECTORY_NAME = ".shmlint_cache"
+
+
+def config_digest(config: Config) -> str:
+    """A stable digest of everything in ``config`` that can change a result."""
+    options = config.options
+    canonical = {
+        "select": list(config.select),
+        "ignore": list(config.ignore),
+        "per_file_ignores": [[p, list(c)] for p, c in config.per_file_ignores],
+        "helper": config.helper,
+        "helper_style": config.helper_style,
+        "root": str(config.root.resolve()) if config.root else str(Path.cwd()),
+        "extend_sources": sorted(options.extend_sources),
+        "extend_sanitizers": sorted(options.extend_sanitizers),
+        "array_types": sorted(options.array_types),
+        "ref_name_pattern": options.ref_name_pattern,
+        "min_confidence": options.min_confidence.value,
+    }
+    text = json.dumps(canonical, sort_keys=True)
+    return hashlib.sha256(f"{__version__}\0{FORMAT}\0{text}".encode()).hexdigest()
+
+
+def default_directory(config: Config) -> Path:
+    """``.shmlint_cache`` next to the configuration, else in the current directory."""
+    return (config.root or Path.cwd()) / DIRECTORY_NAME
+
+
+def clean(directory: Path) -> bool:
+    """Remove a cache directory; True when there was one."""
+    if not directory.is_dir():
+        return False
+    shutil.rmtree(directory)
+    return True
+
+
+def _encode(result: FileResult, key: str) -> str:
+    findings = []
+    for finding in result.findings:
+        item: dict[str, Any] = {
+            name: getattr(finding, name) for name in Finding.__dataclass_fields__
+        }
+        item["confidence"] = finding.confidence.value
+        item["source_kind"] = finding.source_kind.value
+        findings.append(item)
+    return json.dumps(
+        {
+            "key": key,
+            "path": result.path,
+            "parsed": result.parsed,
+            "skipped": result.skipped,
+            "findings": findings,
+        }
+    )
+
+
+def _decode(text: str, key: str) -> FileResult | None:
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    findings = []
+    for item in data["findings"]:
+        item = dict(item)
+        item["confidence"] = Confidence(item["confidence"])
+        item["source_kind"] = SourceKind(item["source_kind"])
+        findings.append(Finding(**item))
+    return FileResult(
+        str(data["path"]), tuple(findings), bool(data["parsed"]), bool(data["skipped"])
+    )
+
+
+class Cache:
+    """The cache of one run (one configuration)."""
+
+    def __init__(self, directory: Path, config: Config) -> None:
+        self.directory = directory / f"v{FORMAT}"
+        self._salt = config_digest(config).encode()
+        self.hits = self.misses = 0
+
+    def key(self, display: str, data: bytes) -> str:
+        """The entry key of one file's bytes reported as ``display``."""
+        digest = hashlib.sha256(self._salt)
+        digest.update(display.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> FileResult | None:
+        """The cached result, or None (missing, unreadable, corrupt or not this key's)."""
+        try:
+            result = _decode(self._path(key).read_text(encoding="utf-8"), key)
+        except (OSError, ValueError, KeyError, TypeError):
+            result = None
+        if result is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return result
+
+    def put(self, key: str, result: FileResult) -> None:
+        """Store a result; a cache that cannot be written is silently not used."""
+        path = self._path(key)
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(_encode(result, key))
+            os.replace(temporary, path)

@@ -1,0 +1,136 @@
+"""Parallel jobs, the result cache and the prefilter: same answers, whatever the path taken.
+
+(Speed itself is measured by benchmarks/bench_tree.py, never asserted here.)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shmlint.cli import main
+from shmlint.config import Config
+from shmlint.engine import check_path
+from shmlint.options import Options
+from shmlint.runner import POOL_THRESHOLD
+from shmlint.types import Confidence
+from tests.fixture_markers import fixture_files
+
+MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
+
+
+def _json(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
+    main(["check", "--output-format", "json", "--min-confidence", "medium", *args])
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """More files than the pool threshold: copies of every fixture in nested packages."""
+    monkeypatch.chdir(tmp_path)
+    count = 0
+    while count < POOL_THRESHOLD + 10:
+        package = tmp_path / "src" / f"pkg{count // 7}"
+        package.mkdir(parents=True, exist_ok=True)
+        for fixture in fixture_files():
+            shutil.copyfile(fixture, package / fixture.name)
+            count += 1
+    return tmp_path
+
+
+def test_jobs_do_not_change_results_or_order(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = _json(["--no-cache", "-j", "1", "src"], capsys)
+    two = _json(["--no-cache", "-j", "2", "src"], capsys)
+    assert one == two and len(one) > 100
+
+
+def test_warm_cache_gives_the_same_results(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cold = _json(["--no-cache", "src"], capsys)
+    assert not (tree / ".shmlint_cache").exists()  # --no-cache writes nothing
+    first = _json(["src"], capsys)
+    assert (tree / ".shmlint_cache").is_dir()
+    warm = _json(["src"], capsys)
+    assert cold == first == warm
+
+
+def test_cache_misses_on_changes(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _json(["src"], capsys)
+    target = tree / "src" / "pkg0" / "SHM101.py"
+    target.write_text(
+        target.read_text() + "\n\ndef extra(ref) -> 'np.ndarray':\n    return ray.get(ref)\n"
+    )
+    after_edit = _json(["src/pkg0/SHM101.py"], capsys)
+    assert any(f["code"] == "SHM101" and f["line"] > 240 for f in after_edit)
+    # A configuration change misses too.
+    (tree / "pyproject.toml").write_text('[tool.shmlint]\nignore = ["SHM101"]\n')
+    assert not any(f["code"] == "SHM101" for f in _json(["src"], capsys))
+
+
+def test_corrupt_or_foreign_entries_are_ignored(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = _json(["src"], capsys)
+    entries = list((tree / ".shmlint_cache").rglob("*.json"))
+    assert entries
+    for index, entry in enumerate(entries):
+        if index % 3 == 0:
+            entry.write_text("{truncated")
+        elif index % 3 == 1:
+            entry.write_text(json.dumps({"key": "someone else", "findings": []}))
+        else:
+            data = json.loads(entry.read_text())
+            data["findings"] = [{"bogus": 1}]
+            entry.write_text(json.dumps(data))
+    assert _json(["src"], capsys) == expected
+
+
+def test_clean_removes_the_cache(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _json(["src"], capsys)
+    assert main(["clean"]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert not (tree / ".shmlint_cache").exists()
+    assert main(["clean"]) == 0
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_prefilter_loses_nothing_on_fixtures(path: Path) -> None:
+    on = check_path(path, str(path), MEDIUM, prefilter=True).findings
+    off = check_path(path, str(path), MEDIUM, prefilter=False).findings
+    assert on == off
+
+
+def test_prefilter_skips_files_without_sources(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.py"
+    plain.write_text("import numpy as np\narray = np.zeros(3)\nvalue = {}.get('k')\n")
+    result = check_path(plain, "plain.py", MEDIUM)
+    assert result.skipped and not result.parsed
+
+
+@pytest.mark.slow
+def test_prefilter_and_gate_lose_nothing_on_the_ray_tree() -> None:
+    from benchmarks.corpus import corpus
+    from shmlint.dataflow import analyze_module
+
+    root = corpus("ray==2.60.0")
+    differences = []
+    for path in sorted(root.rglob("*.py")):
+        with_filters = check_path(path, str(path), MEDIUM, prefilter=True).findings
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            import ast
+
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        # text=None: no prefilter, no per-body gate, every facts pass.
+        raw = analyze_module(tree, MEDIUM.options, None)
+        unfiltered = {(r.code, r.site.line) for r in raw}
+        filtered = {(f.code, f.line) for f in with_filters}
+        if filtered != unfiltered:
+            differences.append((path, filtered ^ unfiltered))
+    assert not differences, differences[:5]
