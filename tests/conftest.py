@@ -14,6 +14,7 @@ def ray_session() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
         ray.init(
+            address="local",  # always a fresh local instance, never a cluster left running
             num_cpus=2,
             include_dashboard=False,
             log_to_driver=False,
@@ -21,3 +22,6 @@ def ray_session() -> Iterator[Any]:
         )
     yield ray
     ray.shutdown()
+
+
+pytest_plugins = ["pytester"]

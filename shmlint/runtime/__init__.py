@@ -9,9 +9,19 @@ from shmlint.runtime._detach import (
     detach_zero_copy,
     detach_zero_copy_from_model_runner_output,
 )
+from shmlint.runtime._tracker import (
+    RetentionTracker,
+    ZeroCopyRetentionError,
+    ZeroCopyRetentionWarning,
+    track_retention,
+)
 
 __all__ = [
+    "RetentionTracker",
+    "ZeroCopyRetentionError",
+    "ZeroCopyRetentionWarning",
     "detach_zero_copy",
     "detach_zero_copy_from_model_runner_output",
     "is_zero_copy",
+    "track_retention",
 ]

@@ -1,0 +1,262 @@
+"""The compiled-graph stall and the retention tracker, on real Ray (CPU).
+
+One Ray session for the whole test session; each test compiles its own graph on a shared actor
+(an actor runs one compiled graph at a time) and tears it down. The compiled-graph timeout is
+set to 1 s on ``DAGContext`` (the environment variable only takes whole seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from shmlint.runtime import (
+    ZeroCopyRetentionError,
+    ZeroCopyRetentionWarning,
+    detach_zero_copy,
+    detach_zero_copy_from_model_runner_output,
+    track_retention,
+)
+from tests.runtime.outputs import make_output
+
+pytestmark = pytest.mark.ray
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def actor(ray_session: Any) -> Any:
+    ray = ray_session
+
+    @ray.remote
+    class Model:
+        def forward(self, step: int) -> Any:
+            return np.full((512, 64), float(step))  # 256 KB: shared memory, zero-copy
+
+        def step(self, rows: int) -> Any:
+            return make_output(rows, writeable=True)
+
+    return Model.remote()
+
+
+@pytest.fixture
+def timeout_1s(ray_session: Any) -> Iterator[None]:
+    from ray.dag.context import DAGContext
+
+    context = DAGContext.get_current()
+    old = context.get_timeout
+    context.get_timeout = 1
+    yield
+    context.get_timeout = old
+
+
+class Graphs:
+    """Compiles graphs on the shared actor and tears each down at the end of the test."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+        self.compiled: list[Any] = []
+
+    def compile(self, method: str = "forward", **options: Any) -> Any:
+        from ray.dag import InputNode
+
+        with InputNode() as inp:
+            dag = getattr(self.actor, method).bind(inp)
+        compiled = dag.experimental_compile(**options)
+        self.compiled.append(compiled)
+        return compiled
+
+    def teardown(self) -> None:
+        gc.collect()
+        for compiled in self.compiled:
+            compiled.teardown()
+
+
+@pytest.fixture
+def graphs(actor: Any, timeout_1s: None) -> Iterator[Graphs]:
+    made = Graphs(actor)
+    yield made
+    made.teardown()
+
+
+# --- (a) the stall itself -------------------------------------------------------------------
+
+
+def test_keeping_the_previous_result_stalls_the_channel(graphs: Graphs) -> None:
+    from ray.exceptions import RayChannelTimeoutError
+
+    compiled = graphs.compile(_max_inflight_executions=1)
+    kept = compiled.execute(0).get()
+    started = time.monotonic()
+    with pytest.raises(RayChannelTimeoutError):
+        compiled.execute(1).get()
+    assert time.monotonic() - started < 5
+    del kept
+
+
+@pytest.mark.parametrize("variant", ["helper", "copy", "del"])
+def test_detached_loops_run_100_iterations(graphs: Graphs, variant: str) -> None:
+    compiled = graphs.compile(_max_inflight_executions=1)
+    kept = []
+    for step in range(100):
+        if variant == "helper":
+            out = detach_zero_copy_from_model_runner_output(compiled.execute(step).get())
+        elif variant == "copy":
+            out = compiled.execute(step).get().copy()
+        else:
+            out = compiled.execute(step).get()
+            value = float(out[0, 0])
+            del out
+            out = np.array([value])
+        kept.append(out)
+    assert float(kept[-1].ravel()[0]) == 99.0
+
+
+# --- (b) the tracker ------------------------------------------------------------------------
+
+
+def test_tracker_catches_rays_troubleshooting_example(graphs: Graphs) -> None:
+    compiled = graphs.compile()
+    refs = [compiled.execute(i) for i in range(5)]
+    started = time.monotonic()
+    with track_retention(), pytest.raises(ZeroCopyRetentionError) as caught:
+        for ref in refs:
+            result = ray_get(ref)  # each result kept in `result` while the next is read
+            assert result is not None
+    assert time.monotonic() - started < 1
+    message = str(caught.value)
+    assert f"{__file__}:" in message and "is still alive" in message
+    del refs, result
+
+
+def ray_get(ref: Any) -> Any:
+    import ray
+
+    return ray.get(ref)
+
+
+def execute_model(compiled: Any, batch: int) -> Any:
+    """vLLM's `_execute_dag` before the fix: the output goes back to the scheduler."""
+    refs = [compiled.execute(batch)]
+    return refs[0].get()
+
+
+def test_tracker_catches_the_vllm_shaped_loop(graphs: Graphs) -> None:
+    compiled = graphs.compile("step")
+    scheduler_outputs = []
+    with track_retention(), pytest.raises(ZeroCopyRetentionError) as caught:
+        for batch in range(1, 5):
+            scheduler_outputs.append(execute_model(compiled, batch))  # the scheduler keeps it
+    assert len(scheduler_outputs) == 1
+    assert "execute_model" not in str(caught.value)  # sites are file:line
+    assert str(caught.value).count(f"{__file__}:") == 2  # the earlier read and this one
+    scheduler_outputs.clear()
+
+
+def test_tracker_catches_a_kept_slice_view(graphs: Graphs) -> None:
+    compiled = graphs.compile()
+    with track_retention(), pytest.raises(ZeroCopyRetentionError):
+        out = compiled.execute(0).get()
+        head = out[:2]  # a view keeps the buffer alive
+        del out
+        compiled.execute(1).get()
+    del head
+
+
+@pytest.mark.parametrize("variant", ["helper", "detach_zero_copy", "copy", "del", "scalar"])
+def test_tracker_is_silent_on_detached_variants(graphs: Graphs, variant: str) -> None:
+    compiled = graphs.compile("step")
+    kept = []
+    with track_retention() as tracker:
+        for batch in range(1, 21):
+            if variant == "helper":
+                kept.append(
+                    detach_zero_copy_from_model_runner_output(execute_model(compiled, batch))
+                )
+            elif variant == "detach_zero_copy":
+                kept.append(detach_zero_copy(execute_model(compiled, batch)))
+            elif variant == "copy":
+                kept.append(execute_model(compiled, batch).logprobs.logprobs.copy())
+            elif variant == "del":
+                out = execute_model(compiled, batch)
+                kept.append(out.req_ids)
+                del out
+            else:
+                kept.append(float(execute_model(compiled, batch).logprobs.logprobs.sum()))
+    assert tracker.retentions == [] and len(kept) == 20
+
+
+def test_warn_action_warns_and_restores_ray(graphs: Graphs) -> None:
+    import ray
+    from ray.experimental.compiled_dag_ref import CompiledDAGRef
+
+    original_get, original_ref_get = ray.get, CompiledDAGRef.get
+    compiled = graphs.compile()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with track_retention(action="warn") as tracker:
+            first = compiled.execute(0).get()
+            second = compiled.execute(1).get()  # 10 buffers: the read itself goes through
+    assert any(issubclass(w.category, ZeroCopyRetentionWarning) for w in seen)
+    assert len(tracker.retentions) == 1
+    assert ray.get is original_get and CompiledDAGRef.get is original_ref_get
+    del first, second
+
+
+def test_ray_is_restored_after_an_exception(ray_session: Any) -> None:
+    original = ray_session.get
+    with pytest.raises(KeyError), track_retention():
+        assert ray_session.get is not original
+        raise KeyError("boom")
+    assert ray_session.get is original
+
+
+# --- (c) asyncio ----------------------------------------------------------------------------
+
+
+def test_asyncio_retention_is_reported_instead_of_hanging(graphs: Graphs) -> None:
+    async def loop() -> None:
+        # An asyncio graph is compiled in the event loop that drives it.
+        compiled = graphs.compile(enable_asyncio=True, _max_inflight_executions=1)
+        kept = []
+        for step in range(3):
+            future = await compiled.execute_async(step)
+            kept.append(await future)  # kept: the next await would hang forever
+
+    async def guarded() -> None:
+        with track_retention():
+            await asyncio.wait_for(loop(), timeout=20)
+
+    with pytest.raises(ZeroCopyRetentionError):
+        asyncio.run(guarded())
+
+
+# --- (d) two nodes --------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_two_node_cluster_stalls_on_the_second_iteration() -> None:
+    """Across nodes a reader has one buffer: `out = dag.execute(i).get()` stalls at once.
+
+    Runs in a subprocess: it needs a Ray cluster of its own (ray.cluster_utils.Cluster).
+    """
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "runtime" / "two_node_stall.py")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "iteration 1 ok" in proc.stdout
+    assert "iteration 2 RayChannelTimeoutError" in proc.stdout
