@@ -40,9 +40,13 @@ __all__ = [
 class ZeroCopyRetentionError(RuntimeError):
     """A value read from a compiled graph is still alive while the next read runs."""
 
+    __module__ = "shmlint.runtime"  # the public name, in tracebacks
+
 
 class ZeroCopyRetentionWarning(RuntimeWarning):
     """The warning form of :class:`ZeroCopyRetentionError` (``action="warn"``)."""
+
+    __module__ = "shmlint.runtime"
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
