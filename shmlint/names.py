@@ -18,7 +18,16 @@ ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | a
 class Scope:
     """The names one module, class or function body binds, and how its lookups resolve."""
 
-    __slots__ = ("node", "parent", "imports", "locals", "global_names", "nonlocal_names", "walrus")
+    __slots__ = (
+        "node",
+        "parent",
+        "imports",
+        "locals",
+        "global_names",
+        "nonlocal_names",
+        "walrus",
+        "none_bound",
+    )
 
     def __init__(self, node: ScopeNode, parent: Scope | None, walrus: bool = True) -> None:
         self.node = node
@@ -26,6 +35,8 @@ class Scope:
         # Whether expressions may bind (`:=`); inherited, so one text check serves a module.
         self.walrus: bool = parent.walrus if parent is not None else walrus
         self.imports: dict[str, str] = {}
+        # Names bound only to `None` (`except ImportError: ray = None`) do not hide an import.
+        self.none_bound: set[str] = set()
         self.locals: set[str] = set()
         self.global_names: set[str] = set()
         self.nonlocal_names: set[str] = set()
@@ -34,6 +45,7 @@ class Scope:
         body = [node.body] if isinstance(node, ast.Lambda) else node.body
         for statement in body if isinstance(body, list) else [body]:
             _collect(statement, self)
+        self.locals.update(self.none_bound - self.imports.keys())
         # A name both imported and otherwise bound in one scope is ambiguous: treat it as local.
         for name in self.locals & self.imports.keys():
             del self.imports[name]
@@ -143,7 +155,11 @@ def _collect(node: ast.AST, scope: Scope) -> None:
     if isinstance(node, ast.ImportFrom):
         prefix = "." * node.level + (node.module or "")
         for alias in node.names:
-            if alias.name != "*":
+            if alias.name == "ray":
+                # `from vllm.v1.executor.ray_utils import ray`: the ray module, re-exported by a
+                # module that guards its import. Nothing else is called `ray` in practice.
+                scope.imports[alias.asname or alias.name] = "ray"
+            elif alias.name != "*":
                 joined = f"{prefix}.{alias.name}" if node.module else f"{prefix}{alias.name}"
                 scope.imports[alias.asname or alias.name] = joined
         return
@@ -153,7 +169,14 @@ def _collect(node: ast.AST, scope: Scope) -> None:
     if isinstance(node, ast.Nonlocal):
         scope.nonlocal_names.update(node.names)
         return
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+    if (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and node.value.value is None
+        and all(isinstance(target, ast.Name) for target in node.targets)
+    ):
+        scope.none_bound.update(target.id for target in node.targets)  # type: ignore[attr-defined]
+    elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             _bind_target(target, scope)
