@@ -252,6 +252,19 @@ class _Patches:
         self.patched.append((owner, name, getattr(owner, name)))
         setattr(owner, name, replacement)
 
+    def before_channel_read(self, ref: Any) -> tuple[str, int]:
+        """Shared start of a compiled-graph read (``.get()`` or ``await``): release what can be
+        released, then let every tracker refuse the read; a refused ref is deferred."""
+        self.release()
+        site = _caller_site()
+        graph = id(ref._dag)
+        try:
+            self._each(lambda t: t.before_channel_read(graph, site))
+        except ZeroCopyRetentionError:
+            self.defer(ref, graph)
+            raise
+        return site, graph
+
     def _each(self, call: Callable[[RetentionTracker], None]) -> None:
         with self.lock:
             trackers = list(self.trackers)
@@ -285,14 +298,7 @@ class _Patches:
             return value
 
         def tracked_ref_get(self: Any, *args: Any, **kwargs: Any) -> Any:
-            patches.release()
-            site = _caller_site()
-            graph = id(self._dag)
-            try:
-                patches._each(lambda t: t.before_channel_read(graph, site))
-            except ZeroCopyRetentionError:
-                patches.defer(self, graph)
-                raise
+            site, graph = patches.before_channel_read(self)
             depth = patches._depth()
             patches.local.depth = depth + 1
             try:
@@ -303,14 +309,7 @@ class _Patches:
             return value
 
         def tracked_await(self: Any) -> Generator[Any, None, Any]:
-            patches.release()
-            site = _caller_site()
-            graph = id(self._dag)
-            try:
-                patches._each(lambda t: t.before_channel_read(graph, site))
-            except ZeroCopyRetentionError:
-                patches.defer(self, graph)
-                raise
+            site, graph = patches.before_channel_read(self)
             value = yield from original_await(self)
             patches._each(lambda t: t.after_read(value, graph, site))
             return value
