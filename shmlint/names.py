@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from shmlint.astwalk import BLOCK_FIELDS
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 
@@ -125,9 +127,6 @@ def _bind_target(target: ast.AST, scope: Scope) -> None:
             scope.locals.add(node.id)
 
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def _collect(node: ast.AST, scope: Scope) -> None:
     """Record the bindings ``node`` makes in ``scope`` (not descending into nested scopes).
 
@@ -194,7 +193,7 @@ def _collect(node: ast.AST, scope: Scope) -> None:
             name = getattr(sub, "name", None) or getattr(sub, "rest", None)
             if isinstance(name, str):
                 scope.locals.add(name)
-    for field in _BLOCK_FIELDS:
+    for field in BLOCK_FIELDS:
         for child in getattr(node, field, ()):
             _collect(child, scope)
     if scope.walrus:

@@ -25,7 +25,7 @@ _FACT_ROUNDS = 3
 
 def analyze_module(tree: ast.Module, options: Options, text: str | None = None) -> list[RawFinding]:
     """All findings of one module (before noqa, select and confidence filters)."""
-    ctx = ModuleContext(tree, options)
+    ctx = ModuleContext(options)
     module_scope = Scope(tree, None, walrus=text is None or ":=" in text)
     collect_annotations(tree, ctx.facts)
     needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)

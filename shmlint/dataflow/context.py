@@ -61,8 +61,7 @@ def confidence_for(kind: SourceKind, evidence: Evidence) -> Confidence | None:
 class ModuleContext:
     """Per-module analysis state shared by every function analysis."""
 
-    def __init__(self, tree: ast.Module, options: Options) -> None:
-        self.tree = tree
+    def __init__(self, options: Options) -> None:
         self.options = options
         self.ref_regex: re.Pattern[str] | None = options.ref_name_regex()
         self.facts = Facts()

@@ -6,9 +6,9 @@ import ast
 
 from shmlint import catalog
 from shmlint.annotations import names_type
+from shmlint.astwalk import statements
 from shmlint.dataflow.context import Facts
 from shmlint.dataflow.values import DAG, REF
-from shmlint.dataflow.walk import statements
 
 
 def handle_kinds(annotation: ast.expr) -> frozenset[str]:

@@ -6,6 +6,7 @@ import ast
 import dataclasses
 
 from shmlint.annotations import Evidence
+from shmlint.astwalk import statements
 from shmlint.dataflow.base import BodyNode
 from shmlint.dataflow.context import ModuleContext
 from shmlint.dataflow.expressions import ExpressionMixin
@@ -13,7 +14,6 @@ from shmlint.dataflow.facts import handle_kinds
 from shmlint.dataflow.frames import LoopFrame
 from shmlint.dataflow.statements import StatementMixin
 from shmlint.dataflow.values import EMPTY, Site, State, Value, union
-from shmlint.dataflow.walk import statements
 from shmlint.names import Scope
 
 

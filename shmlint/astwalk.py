@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -22,7 +22,7 @@ def statements(body: Iterable[ast.AST], *, into_scopes: bool = True) -> Iterator
             if isinstance(node, _SCOPES) and not into_scopes:
                 continue
         children: list[ast.AST] = []
-        for field in _BLOCK_FIELDS:
+        for field in BLOCK_FIELDS:
             children.extend(getattr(node, field, ()))
         children.reverse()
         stack.extend(children)
