@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from shmlint import catalog
 
@@ -78,8 +78,13 @@ def _name_of(node: ast.expr | None) -> str | None:
     return None
 
 
-def evidence(annotation: ast.expr | None, array_types: frozenset[str]) -> Evidence:
-    """Evidence from one annotation; ``array_types`` are the configured extra array types."""
+def evidence(
+    annotation: ast.expr | None,
+    array_types: frozenset[str],
+    resolve: Callable[[ast.expr], Evidence] | None = None,
+) -> Evidence:
+    """Evidence from one annotation; ``array_types`` are the configured extra array types;
+    ``resolve`` rates the other type names (project classes, by their fields)."""
     if annotation is None:
         return Evidence.UNKNOWN
     free = True
@@ -87,9 +92,19 @@ def evidence(annotation: ast.expr | None, array_types: frozenset[str]) -> Eviden
         name = _name_of(leaf)
         if name in catalog.ARRAY_TYPES or name in array_types:
             return Evidence.ARRAYS
-        if name not in catalog.ARRAY_FREE_TYPES:
+        if name in catalog.ARRAY_FREE_TYPES:
+            continue
+        found = resolve(leaf) if resolve is not None and leaf is not None else Evidence.UNKNOWN
+        if found is Evidence.ARRAYS:
+            return Evidence.ARRAYS
+        if found is not Evidence.ARRAY_FREE:
             free = False
     return Evidence.ARRAY_FREE if free else Evidence.UNKNOWN
+
+
+def leaves(annotation: ast.expr) -> list[ast.expr]:
+    """The type names an annotation is built from (strings parsed, generics looked through)."""
+    return [leaf for leaf in _leaves(annotation) if leaf is not None]
 
 
 def names_type(annotation: ast.expr | None, names: frozenset[str]) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 from shmlint._version import __version__
 from shmlint.config import Config
+from shmlint.project.summary import ModuleSummary
 from shmlint.types import Confidence, FileResult, Finding, SourceKind
 
 FORMAT = 1
@@ -93,12 +94,26 @@ def _decode(text: str, key: str) -> FileResult | None:
 
 
 class Cache:
-    """The cache of one run (one configuration)."""
+    """The cache of one run (one configuration).
 
-    def __init__(self, directory: Path, config: Config) -> None:
+    Two kinds of entry: per-file results (phase 2, keyed also by the digest of the project
+    facts they were checked against) and module summaries (phase 1, keyed by bytes and path).
+    """
+
+    def __init__(self, directory: Path, config: Config, facts_digest: str = "") -> None:
         self.directory = directory / f"v{FORMAT}"
-        self._salt = config_digest(config).encode()
+        self._config_salt = config_digest(config)
+        self._salt = f"{self._config_salt}\0{facts_digest}".encode()
         self.hits = self.misses = 0
+
+    def with_facts(self, facts_digest: str) -> Cache:
+        """The same cache, for results checked against project facts with this digest."""
+        other = Cache.__new__(Cache)
+        other.directory = self.directory
+        other._config_salt = self._config_salt
+        other._salt = f"{self._config_salt}\0{facts_digest}".encode()
+        other.hits = other.misses = 0
+        return other
 
     def key(self, display: str, data: bytes) -> str:
         """The entry key of one file's bytes reported as ``display``."""
@@ -107,14 +122,28 @@ class Cache:
         digest.update(data)
         return digest.hexdigest()
 
+    def summary_key(self, display: str, data: bytes) -> str:
+        """The key of one file's module summary (independent of the rest of the project)."""
+        digest = hashlib.sha256(f"summary\0{self._config_salt}".encode())
+        digest.update(display.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(data)
+        return "s" + digest.hexdigest()
+
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
+    def _read(self, key: str) -> str | None:
+        try:
+            return self._path(key).read_text(encoding="utf-8")
+        except OSError:
+            return None
+
     def get(self, key: str) -> FileResult | None:
         """The cached result, or None (missing, unreadable, corrupt or not this key's)."""
+        text = self._read(key)
         try:
-            result = _decode(self._path(key).read_text(encoding="utf-8"), key)
-        except (OSError, ValueError, KeyError, TypeError):
+            result = _decode(text, key) if text is not None else None
+        except (ValueError, KeyError, TypeError):
             result = None
         if result is None:
             self.misses += 1
@@ -122,12 +151,34 @@ class Cache:
             self.hits += 1
         return result
 
+    def get_summary(self, key: str) -> ModuleSummary | None | bool:
+        """A cached summary; ``None`` cached for a file without one; False when not cached."""
+        text = self._read(key)
+        if text is None:
+            return False
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict) or data.get("key") != key:
+                return False
+            summary = data["summary"]
+            return None if summary is None else ModuleSummary.from_json(summary)
+        except (ValueError, KeyError, TypeError):
+            return False
+
+    def put_summary(self, key: str, summary: ModuleSummary | None) -> None:
+        """Store a module summary (or the fact that the file has none)."""
+        body = None if summary is None else summary.to_json()
+        self._write(key, json.dumps({"key": key, "summary": body}))
+
     def put(self, key: str, result: FileResult) -> None:
         """Store a result; a cache that cannot be written is silently not used."""
+        self._write(key, _encode(result, key))
+
+    def _write(self, key: str, text: str) -> None:
         path = self._path(key)
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(_encode(result, key))
+                handle.write(text)
             os.replace(temporary, path)

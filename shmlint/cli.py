@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +22,8 @@ from shmlint.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.discovery import iter_python_files
 from shmlint.engine import check_bytes
 from shmlint.rules import RULES, rule_doc
-from shmlint.runner import check_files, default_jobs
+from shmlint.project.facts import ProjectFacts, merge
+from shmlint.runner import check_files, default_jobs, summarize_files
 from shmlint.types import Confidence, FileResult, Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -84,6 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
     )
+    check.add_argument(
+        "--per-file",
+        action="store_true",
+        help="check each file on its own (no project-wide phase, as the flake8 plugin does)",
+    )
+    check.add_argument(
+        "--write-summary",
+        type=Path,
+        metavar="FILE",
+        help="write the project-wide facts as JSON (for flake8's --shm-summary)",
+    )
     check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
     base = commands.add_parser("baseline", help="record today's findings to ignore them later")
     base.add_argument("paths", nargs="*", default=["."], help="files or directories")
@@ -100,11 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache",
         "--cache-dir",
         "--jobs",
+        "--per-file",
     ):
         for action in check._actions:
             if name in action.option_strings:
                 base._add_action(action)
-    base.set_defaults(stdin_filename=None, no_prefilter=False, baseline=None)
+    base.set_defaults(stdin_filename=None, no_prefilter=False, baseline=None, write_summary=None)
     clean_cmd = commands.add_parser("clean", help="remove the result cache")
     clean_cmd.add_argument("--cache-dir", type=Path, help="the cache to remove")
     commands.add_parser("rules", help="list the rules")
@@ -168,12 +182,31 @@ def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     if not args.no_cache:
         cache = Cache(args.cache_dir or default_directory(config), config)
     jobs = args.jobs or default_jobs()
-    results = iter(check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter))
+    facts = None
+    if files and not args.per_file:
+        summaries = summarize_files(files, config, jobs=jobs, cache=cache)
+        facts = merge(summaries, config.options.array_types)
+        if cache is not None:
+            cache = cache.with_facts(facts.digest())
+    if args.write_summary is not None:
+        _write_summary(args.write_summary, facts)
+    results = iter(
+        check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter, facts=facts)
+    )
     paths = iter(files)
     return [
         item if item is not None else Checked(next(paths)[0], None, next(results))
         for item in checked
     ]
+
+
+def _write_summary(path: Path, facts: ProjectFacts | None) -> None:
+    if facts is None:
+        raise UsageError("--write-summary needs a project-wide run (paths, not --per-file)")
+    try:
+        path.write_text(json.dumps(facts.to_json(), indent=1) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"{path}: cannot write: {error.strerror}") from None
 
 
 def _plural(count: int) -> str:

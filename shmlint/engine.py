@@ -13,10 +13,17 @@ import tokenize
 import warnings
 from pathlib import Path
 
+from shmlint import catalog
 from shmlint.config import Config
 from shmlint.dataflow import RawFinding, analyze_module
 from shmlint.fingerprint import fingerprints
+from shmlint.names import Scope
 from shmlint.options import Options
+from shmlint.project.collect import Recorder, summarize_syntax
+from shmlint.project.facts import ProjectFacts, merge
+from shmlint.project.layout import module_name
+from shmlint.project.summary import ModuleSummary
+from shmlint.project.view import ProjectView
 from shmlint.rules import RULES
 from shmlint.suppress import is_suppressed
 from shmlint.types import Confidence, FileResult, Finding, SourceKind
@@ -26,13 +33,28 @@ _LINES = re.compile(r"\r\n|\r|\n")
 _SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
 
 
+_ARRAY_WORDS = re.compile(r"\b(?:ndarray|NDArray|Tensor|DataFrame|Array|Table)\b")
+
+
 def may_contain_source(text: str, options: Options) -> bool:
-    """The cheap text check run before parsing (it must never lose a finding)."""
+    """The cheap text check run before parsing a file on its own (it must never lose a
+    finding): a read, or a detach helper (SHM301) over a class declared in the file."""
     if _SOURCE_WORDS.search(text):
         return True
     if options.ref_name_pattern and ".get(" in text:
         return True
-    return any(name.rpartition(".")[2] in text for name in options.extend_sources)
+    if any(name.rpartition(".")[2] in text for name in options.extend_sources):
+        return True
+    return may_contain_helper(text, options)
+
+
+def may_contain_helper(text: str, options: Options) -> bool:
+    """A helper by name, or a copy in a file that spells an array type."""
+    if any(name in text for name in catalog.HELPER_NAMES):
+        return True
+    if any(name.rpartition(".")[2] in text for name in options.extend_sanitizers):
+        return True
+    return "copy" in text and _ARRAY_WORDS.search(text) is not None
 
 
 def decode_source(data: bytes) -> str:
@@ -45,53 +67,123 @@ def decode_source(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def check_bytes(data: bytes, path: str, config: Config, *, prefilter: bool = True) -> FileResult:
-    """Check one file's bytes (``path`` is only used for reporting and per-file ignores)."""
+def check_bytes(
+    data: bytes,
+    path: str,
+    config: Config,
+    *,
+    prefilter: bool = True,
+    facts: ProjectFacts | None = None,
+) -> FileResult:
+    """Check one file's bytes (``path`` is only used for reporting and per-file ignores);
+    ``facts``: the project's merged summaries (None: the file on its own)."""
     try:
         text = decode_source(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         return _error_result(path, config, 1, 0, f"cannot decode the file: {error}")
-    return check_text(text, path, config, prefilter=prefilter)
+    return check_text(text, path, config, prefilter=prefilter, facts=facts)
 
 
-def check_path(path: Path, display: str, config: Config, *, prefilter: bool = True) -> FileResult:
+def check_path(
+    path: Path,
+    display: str,
+    config: Config,
+    *,
+    prefilter: bool = True,
+    facts: ProjectFacts | None = None,
+) -> FileResult:
     """Check one file on disk, reported as ``display``."""
     try:
         data = path.read_bytes()
     except OSError as error:
         return _error_result(display, config, 1, 0, f"cannot read the file: {error.strerror}")
-    return check_bytes(data, display, config, prefilter=prefilter)
+    return check_bytes(data, display, config, prefilter=prefilter, facts=facts)
 
 
-def check_text(text: str, path: str, config: Config, *, prefilter: bool = True) -> FileResult:
-    """Check decoded source text."""
-    if prefilter and not may_contain_source(text, config.options):
-        return FileResult(path, (), parsed=False, skipped=True)
+def _parse(text: str, path: str) -> ast.Module | tuple[int, int, str]:
+    """The tree, or (line, column, message) of why there is none."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are the user's compiler's business
-            tree = ast.parse(text, filename=path, type_comments=False)
+            return ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as error:
         line = error.lineno or 1
         col = max((error.offset or 1) - 1, 0)
-        return _error_result(path, config, line, col, f"cannot parse the file: {error.msg}")
+        return line, col, f"cannot parse the file: {error.msg}"
     except (RecursionError, MemoryError, ValueError) as error:
-        return _error_result(path, config, 1, 0, f"cannot parse the file: {type(error).__name__}")
+        return 1, 0, f"cannot parse the file: {type(error).__name__}"
+
+
+def check_text(
+    text: str,
+    path: str,
+    config: Config,
+    *,
+    prefilter: bool = True,
+    facts: ProjectFacts | None = None,
+) -> FileResult:
+    """Check decoded source text."""
+    if prefilter and not may_contain_source(text, config.options):
+        if facts is None or not facts.may_matter(text):
+            return FileResult(path, (), parsed=False, skipped=True)
+    tree = _parse(text, path)
+    if not isinstance(tree, ast.Module):
+        return _error_result(path, config, *tree)
     lines = _LINES.split(text)  # ast's own line breaks (str.splitlines also breaks on \f ...)
     try:
-        findings = analyze_tree(tree, lines, path, config, text)
+        findings = analyze_tree(tree, lines, path, config, text, facts)
     except RecursionError:
         return _error_result(path, config, 1, 0, "the file is too deeply nested to analyse")
     return FileResult(path, tuple(findings), parsed=True)
 
 
+def summarize_bytes(data: bytes, path: str, config: Config) -> ModuleSummary | None:
+    """Phase 1: the summary of one module (None when it cannot be decoded or parsed; phase 2
+    reports that as SHM001)."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        return None
+    tree = _parse(text, path)
+    if not isinstance(tree, ast.Module):
+        return None
+    module, is_package = module_name(path, config.root)
+    try:
+        scope = Scope(tree, None, walrus=":=" in text)
+        recorder = Recorder()
+        if may_contain_source(text, config.options):
+            view = ProjectView(ProjectFacts(), module, is_package, recorder)
+            analyze_module(tree, config.options, text, view, scope)
+        return summarize_syntax(tree, module, path, is_package, scope, recorder)
+    except RecursionError:
+        return None
+
+
+def project_view(
+    tree: ast.Module, scope: Scope, path: str, config: Config, facts: ProjectFacts | None
+) -> ProjectView:
+    """The view of the project from one module; without ``facts``, the module on its own."""
+    module, is_package = module_name(path, config.root)
+    if facts is None:
+        summary = summarize_syntax(tree, module, path, is_package, scope)
+        facts = merge([summary], config.options.array_types)
+    return ProjectView(facts, module, is_package)
+
+
 def analyze_tree(
-    tree: ast.Module, lines: list[str], path: str, config: Config, text: str | None = None
+    tree: ast.Module,
+    lines: list[str],
+    path: str,
+    config: Config,
+    text: str | None = None,
+    facts: ProjectFacts | None = None,
 ) -> list[Finding]:
     """The filtered findings of a parsed module (the flake8 plugin enters here)."""
     findings = []
     threshold = config.options.min_confidence.rank
-    for raw in analyze_module(tree, config.options, text):
+    scope = Scope(tree, None, walrus=text is None or ":=" in text)
+    view = project_view(tree, scope, path, config, facts)
+    for raw in analyze_module(tree, config.options, text, view, scope):
         if raw.confidence.rank < threshold or not config.is_enabled(raw.code, path):
             continue
         line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
@@ -127,8 +219,10 @@ def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) ->
     site, source = raw.site, raw.label.site
     placement = raw.label.placement
     # The wrap fix applies to every read; the in-place fix needs a statement to split.
-    fixable = helper_style == "wrap" or placement != "none"
+    fixable = raw.label.kind is not SourceKind.NONE and not raw.label.via
+    fixable = fixable and (helper_style == "wrap" or placement != "none")
     unsafe = helper_style == "in-place" and placement == "conditional"
+    message = raw.message or RULES[raw.code].message(raw.label.kind, source.line, raw.label.via)
     return Finding(
         path=path,
         line=site.line,
@@ -136,7 +230,7 @@ def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) ->
         end_line=site.end_line,
         end_col=_char_col(lines, site.end_line, site.end_col),
         code=raw.code,
-        message=RULES[raw.code].message(raw.label.kind, source.line),
+        message=message,
         confidence=raw.confidence,
         source_kind=raw.label.kind,
         source_line=source.line,

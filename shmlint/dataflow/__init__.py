@@ -14,6 +14,10 @@ from shmlint.dataflow.function import FunctionAnalysis
 from shmlint.dataflow.gate import Gate
 from shmlint.names import Scope
 from shmlint.options import Options
+from shmlint.dataflow.values import Label
+from shmlint.project.helpers import incomplete_helpers
+from shmlint.project.view import ProjectView
+from shmlint.types import Confidence, SourceKind
 
 __all__ = ["RawFinding", "analyze_module"]
 
@@ -23,10 +27,21 @@ _HANDLE_WORDS = ("experimental_compile", "CompiledDAG", "execute_async")
 _FACT_ROUNDS = 3
 
 
-def analyze_module(tree: ast.Module, options: Options, text: str | None = None) -> list[RawFinding]:
-    """All findings of one module (before noqa, select and confidence filters)."""
-    ctx = ModuleContext(options)
-    module_scope = Scope(tree, None, walrus=text is None or ":=" in text)
+def analyze_module(
+    tree: ast.Module,
+    options: Options,
+    text: str | None = None,
+    project: ProjectView | None = None,
+    module_scope: Scope | None = None,
+) -> list[RawFinding]:
+    """All findings of one module (before noqa, select and confidence filters).
+
+    With ``project``, the analysis reads project-wide facts (phase 2), or, when the view has a
+    recorder, records this module's flows into it (phase 1: every body is analysed).
+    """
+    ctx = ModuleContext(options, project)
+    if module_scope is None:
+        module_scope = Scope(tree, None, walrus=text is None or ":=" in text)
     collect_annotations(tree, ctx.facts)
     needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
     if needs_facts:
@@ -37,9 +52,17 @@ def analyze_module(tree: ast.Module, options: Options, text: str | None = None) 
             if not ctx.changed:
                 break
         ctx.reporting = True
-    if text is not None:
+    if text is not None and (project is None or project.recorder is None):
         ctx.gate = Gate(text, options)
     FunctionAnalysis(ctx, tree, module_scope).run()
+    if project is not None and project.recorder is None and "def " in (text or "def "):
+        for miss in incomplete_helpers(tree, module_scope, project, options):
+            label = Label(miss.site, SourceKind.NONE, 0, "none")
+            key = ("SHM301", miss.site, hash(miss.message))
+            ctx.findings[key] = RawFinding(
+                "SHM301", miss.site, label, Confidence.HIGH, miss.message
+            )
     return sorted(
-        ctx.findings.values(), key=lambda f: (f.site.line, f.site.col, f.code, f.label.site.line)
+        ctx.findings.values(),
+        key=lambda f: (f.site.line, f.site.col, f.code, f.label.site.line, f.message),
     )

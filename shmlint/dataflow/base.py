@@ -29,6 +29,9 @@ class AnalysisBase:
     is_class_body: bool
     loops: list[LoopFrame]
     annotation_kinds: dict[str, frozenset[str]]
+    params: set[str]
+    self_name: str | None
+    project_key: str | None
     current_statement: ast.stmt | None  # the statement being analysed
     conditional: int  # depth of `and`/`or`/`if-else` operands being evaluated
     hoist_blocked: int  # depth of comprehensions (a read there cannot be hoisted)
@@ -73,6 +76,12 @@ class AnalysisBase:
         raise NotImplementedError
 
     def report_return(self, value: Value, node: ast.AST, state: State) -> None:
+        raise NotImplementedError
+
+    def record_flow(self, kind: str, key: str, value: Value) -> None:
+        raise NotImplementedError
+
+    def param_slot(self, name: str) -> str:
         raise NotImplementedError
 
     def closure_value(self, node: FunctionNode, state: State) -> Value:

@@ -10,6 +10,7 @@ from shmlint.annotations import Evidence
 from shmlint.dataflow.gate import Gate
 from shmlint.dataflow.values import Label, Site, State, Value
 from shmlint.options import Options
+from shmlint.project.view import ProjectView
 from shmlint.types import Confidence, SourceKind
 
 
@@ -21,6 +22,7 @@ class RawFinding:
     site: Site
     label: Label
     confidence: Confidence
+    message: str = ""  # set by rules whose message is not about a read (SHM301)
 
 
 @dataclasses.dataclass(slots=True)
@@ -61,8 +63,9 @@ def confidence_for(kind: SourceKind, evidence: Evidence) -> Confidence | None:
 class ModuleContext:
     """Per-module analysis state shared by every function analysis."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, project: ProjectView | None = None) -> None:
         self.options = options
+        self.project = project
         self.ref_regex: re.Pattern[str] | None = options.ref_name_regex()
         self.facts = Facts()
         self.reporting = True  # False during the facts pre-pass
@@ -72,13 +75,27 @@ class ModuleContext:
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
         self._labels: dict[int, Label] = {}
 
-    def label(self, node: ast.AST, kind: SourceKind, placement: str = "statement") -> Label:
+    def label(
+        self,
+        node: ast.AST,
+        kind: SourceKind,
+        placement: str = "statement",
+        origins: frozenset[str] = frozenset(),
+        needs_ref: bool = False,
+        via: str = "",
+    ) -> Label:
         """The (one) label of a source node, however often the node is evaluated."""
         key = id(node)
         label = self._labels.get(key)
         if label is None:
-            label = self._labels[key] = Label(Site.of(node), kind, key, placement)
+            label = Label(Site.of(node), kind, key, placement, origins, needs_ref, via)
+            self._labels[key] = label
         return label
+
+    @property
+    def recording(self) -> bool:
+        """True in phase 1's final pass: flows go to the module summary."""
+        return self.reporting and self.project is not None and self.project.recorder is not None
 
     def should_analyse(self, body: ast.AST) -> bool:
         """False for a body the reporting pass may skip: it cannot make a read."""
@@ -106,7 +123,9 @@ class ModuleContext:
             if label in state.reported:
                 continue
             state.reported.add(label)
-            if not self.reporting:
+            if not self.reporting or (label.via and code == "SHM101"):
+                # A read returned from a call of a project function is followed into the
+                # caller of this function (reported where it is finally kept), not here.
                 continue
             evidence = sink_evidence if sink_evidence is not Evidence.UNKNOWN else value.evidence
             confidence = confidence_for(label.kind, evidence)

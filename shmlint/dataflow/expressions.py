@@ -14,6 +14,7 @@ from shmlint.annotations import Evidence
 from shmlint.dataflow.base import AnalysisBase
 from shmlint.dataflow.values import CORO, DAG, EMPTY, FUTURE, REF, Site, State, Value, union
 from shmlint.names import last_name, qualified_name
+from shmlint.project.summary import CallFlow
 from shmlint.types import SourceKind
 
 # Simple statements the in-place fix can split around a read.
@@ -101,7 +102,15 @@ class ExpressionMixin(AnalysisBase):
             kinds |= self.ctx.facts.module_kinds.get(name, frozenset())
         if self.ctx.is_ref_name(name):
             kinds |= {REF}
-        return Value(kinds=kinds) if kinds else EMPTY
+        origins: frozenset[str] = frozenset()
+        if (
+            self.ctx.recording
+            and self.project_key is not None
+            and name in self.params
+            and name != self.self_name
+        ):
+            origins = frozenset({self.param_slot(name)})
+        return Value(kinds=kinds, origins=origins) if kinds or origins else EMPTY
 
     def attribute_value(self, node: ast.Attribute, state: State) -> Value:
         """``base.attr``: a view of the base; ``self.attr`` takes the class's facts."""
@@ -109,18 +118,33 @@ class ExpressionMixin(AnalysisBase):
         if node.attr in catalog.CLEAN_ATTRIBUTES:
             return EMPTY
         kinds: frozenset[str] = frozenset()
+        origins: frozenset[str] = frozenset()
         if self.is_self(node.value) and self.class_name is not None:
             key = f"{self.class_name}.{node.attr}"
             kinds = self.ctx.facts.attr_kinds.get(key, frozenset())
+            project = self.ctx.project
+            if project is not None and self.project_key is not None:
+                kinds |= project.attr_kinds(self.class_name, node.attr)
+                if self.ctx.recording:
+                    origins = frozenset({project.slot("attr", key)})
         if self.ctx.is_ref_name(node.attr):
             kinds |= {REF}
         if not base.labels and not base.closure:
-            return Value(kinds=kinds) if kinds else EMPTY
-        return Value(base.labels, kinds, closure=base.closure, entries=base.entries)
+            return Value(kinds=kinds, origins=origins) if kinds or origins else EMPTY
+        return Value(
+            base.labels, kinds, closure=base.closure, entries=base.entries, origins=origins
+        )
 
-    def source(self, node: ast.expr, kind: SourceKind) -> Value:
+    def source(
+        self,
+        node: ast.expr,
+        kind: SourceKind,
+        origins: frozenset[str] = frozenset(),
+        needs_ref: bool = False,
+        via: str = "",
+    ) -> Value:
         """The value of a read: tainted with the read's own label."""
-        label = self.ctx.label(node, kind, self.placement())
+        label = self.ctx.label(node, kind, self.placement(), origins, needs_ref, via)
         if kind is SourceKind.CHANNEL:
             for loop in self.loops:
                 loop.reads.add(label)
@@ -167,7 +191,7 @@ class ExpressionMixin(AnalysisBase):
         if qname in catalog.RAY_GET:
             first = args[0] if args else EMPTY
             kind = SourceKind.CHANNEL if REF in first.kinds else SourceKind.OBJECT_STORE
-            return self.source(node, kind)
+            return self.source(node, kind, first.origins if self.ctx.recording else frozenset())
         if qname in self.ctx.options.extend_sources:
             return self.source(node, SourceKind.CONFIGURED)
         if method is not None:
@@ -186,9 +210,66 @@ class ExpressionMixin(AnalysisBase):
             return EMPTY
         kinds = self.returned_kinds(func)
         result = self.library_call(qname, method, receiver, args + keywords, node)
+        if self.ctx.project is not None:
+            project_result = self.project_call(node, args, keywords, result, kinds)
+            if project_result is not None:
+                return project_result
         if kinds:
             return Value(result.labels, kinds | result.kinds, closure=result.closure)
         return result
+
+    def project_call(
+        self,
+        node: ast.Call,
+        args: list[Value],
+        keywords: list[Value],
+        result: Value,
+        kinds: frozenset[str],
+    ) -> Value | None:
+        """A call of a project function or class: record what flows into its parameters
+        (phase 1), and give the result what the function returns project-wide (phase 2)."""
+        project = self.ctx.project
+        assert project is not None
+        func = node.func
+        bound = isinstance(func, ast.Attribute) and self.is_self(func.value)
+        if bound and isinstance(func, ast.Attribute) and self.class_name is not None:
+            if self.project_key is None:
+                return None
+            callee: str | None = f"{project.module}.{self.class_name}.{func.attr}"
+        elif isinstance(func, (ast.Name, ast.Attribute)):
+            callee = project.qname(func, self.scope)
+        else:
+            callee = None
+        if callee is None:
+            return None
+        if self.ctx.recording:
+            recorder = project.recorder
+            assert recorder is not None
+            passed = [(str(i), v) for i, v in enumerate(args)]
+            passed += [(kw.arg, v) for kw, v in zip(node.keywords, keywords) if kw.arg]
+            for arg, value in passed:
+                if value.kinds or value.origins:
+                    recorder.calls.add(
+                        CallFlow(
+                            callee,
+                            arg,
+                            tuple(sorted(value.kinds)),
+                            tuple(sorted(value.origins)),
+                            bound,
+                        )
+                    )
+            origins = result.origins | {f"ret:{callee}"}
+            return dataclasses.replace(result, kinds=result.kinds | kinds, origins=origins)
+        kinds |= project.kinds(f"ret:{callee}")
+        chain = project.returned_read(callee)
+        if chain is not None:
+            via = " → ".join(f"{name}()" for name in (callee, *chain.via))
+            label_via = f"{via} (its read at {chain.path}:{chain.line})"
+            read = self.source(node, chain.kind, via=label_via)
+            return dataclasses.replace(read, kinds=kinds) if kinds else read
+        if kinds:
+            return Value(result.labels, kinds | result.kinds, closure=result.closure)
+        return None
 
     def handle_call(self, method: str, receiver: Value, node: ast.Call) -> Value | None:
         """Compiled-graph handles: compile → graph → execute → ref → ``.get()`` reads."""
@@ -200,6 +281,9 @@ class ExpressionMixin(AnalysisBase):
             return Value(kinds=frozenset({CORO}))
         if REF in receiver.kinds and method == "get":
             return self.source(node, SourceKind.CHANNEL)
+        if method == "get" and receiver.origins and self.ctx.recording and not node.args:
+            # Phase 1: a read if the receiver's slot holds a compiled-graph ref project-wide.
+            return self.source(node, SourceKind.CHANNEL, receiver.origins, needs_ref=True)
         return None
 
     def library_call(
@@ -270,4 +354,12 @@ class ExpressionMixin(AnalysisBase):
         """Payload evidence from an annotation, with the configured array types."""
         from shmlint.annotations import evidence
 
-        return evidence(annotation, self.ctx.options.array_types)
+        project = self.ctx.project
+        if project is None:
+            return evidence(annotation, self.ctx.options.array_types)
+        scope = self.scope
+        return evidence(
+            annotation,
+            self.ctx.options.array_types,
+            lambda leaf: project.class_evidence(leaf, scope),
+        )

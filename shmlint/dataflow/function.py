@@ -15,6 +15,23 @@ from shmlint.dataflow.frames import LoopFrame
 from shmlint.dataflow.statements import StatementMixin
 from shmlint.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.names import Scope
+from shmlint.project.summary import Flow, ReadInfo
+
+
+def _project_key(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, class_name: str | None
+) -> str | None:
+    """``func`` or ``Class.method`` for module-level functions and methods of module-level
+    classes (the ones other modules can name); None for nested functions."""
+    parent = scope.parent
+    if parent is None:
+        return None
+    if class_name is None:
+        return node.name if isinstance(parent.node, ast.Module) else None
+    if isinstance(parent.node, ast.ClassDef) and parent.parent is not None:
+        if isinstance(parent.parent.node, ast.Module):
+            return f"{class_name}.{node.name}"
+    return None
 
 
 class FunctionAnalysis(ExpressionMixin, StatementMixin):
@@ -43,6 +60,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         self.annotation_kinds: dict[str, frozenset[str]] = {}
         self.return_annotation: ast.expr | None = None
         self.key: str | None = None
+        self.project_key: str | None = None  # the key of a module function or method: slots
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             self._init_function(node)
         self.initial = State()
@@ -67,6 +85,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             if "classmethod" not in decorators:
                 self.self_name = positional[0].arg
         self.key = f"{self.class_name}.{node.name}" if self.class_name else node.name
+        self.project_key = _project_key(node, self.scope, self.class_name)
         for sub in statements(node.body, into_scopes=False):
             if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
                 self.annotations.setdefault(sub.target.id, sub.annotation)
@@ -74,6 +93,17 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             kinds = handle_kinds(annotation)
             if kinds:
                 self.annotation_kinds[name] = kinds
+        project = self.ctx.project
+        if project is not None and self.project_key is not None:
+            for name in self.params - {self.self_name}:
+                kinds = project.kinds(self.param_slot(name))
+                if kinds:
+                    self.annotation_kinds[name] = self.annotation_kinds.get(name, kinds) | kinds
+
+    def param_slot(self, name: str) -> str:
+        """The project slot of a parameter of this (module-level) function or method."""
+        assert self.ctx.project is not None
+        return self.ctx.project.slot("param", f"{self.project_key}.{name}")
 
     # --- entry point ----------------------------------------------------------------------------
 
@@ -158,7 +188,22 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 self.ctx.changed |= self.ctx.facts.merge_kinds(
                     self.ctx.facts.attr_kinds, key, value.kinds
                 )
+            self.record_flow("attr", key, value)
         self.ctx.report(state, value, "SHM102", Site.of(target), evidence)
+
+    def record_flow(self, kind: str, key: str, value: Value) -> None:
+        """Phase 1: handle kinds / slots flow into this module's slot ``kind:key``."""
+        project = self.ctx.project
+        if not self.ctx.recording or not (value.kinds or value.origins) or project is None:
+            return
+        assert project.recorder is not None
+        project.recorder.flows.add(
+            Flow(
+                project.slot(kind, key),
+                tuple(sorted(value.kinds)),
+                tuple(sorted(value.origins)),
+            )
+        )
 
     def container_put(self, receiver: ast.expr, stored: Value, node: ast.AST, state: State) -> None:
         """``c.append(v)`` / ``c[k] = v``: a sink unless ``c`` is a local container, which then
@@ -264,4 +309,24 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 self.ctx.facts.return_kinds, self.key, value.kinds
             )
         evidence = self.annotation_evidence(self.return_annotation)
+        if self.project_key is not None and self.ctx.recording:
+            self.record_flow("ret", self.project_key, value)
+            self.record_reads(value, state)
         self.ctx.report(state, value, "SHM101", Site.of(node), evidence)
+
+    def record_reads(self, value: Value, state: State) -> None:
+        """Phase 1: the reads this function returns undetached (callers become sources)."""
+        project = self.ctx.project
+        assert project is not None and project.recorder is not None
+        for label in value.labels - state.reported:
+            if label.via:
+                continue
+            project.recorder.reads.add(
+                ReadInfo(
+                    f"{project.module}.{self.project_key}",
+                    label.kind.value,
+                    label.site.line,
+                    tuple(sorted(label.origins)),
+                    label.needs_ref,
+                )
+            )

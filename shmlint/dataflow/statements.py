@@ -95,6 +95,8 @@ class StatementMixin(AnalysisBase):
                 key = f"{self.class_name}.{node.target.attr}"
                 facts = self.ctx.facts
                 self.ctx.changed |= facts.merge_kinds(facts.attr_kinds, key, result.kinds)
+            if self.is_self(node.target.value) and self.class_name is not None:
+                self.record_flow("attr", f"{self.class_name}.{node.target.attr}", result)
             self.ctx.report(state, result, "SHM102", Site.of(node.target), evidence)
         else:
             self.bind(node.target, result, state)
@@ -132,7 +134,12 @@ class StatementMixin(AnalysisBase):
         """A loop, analysed twice (enough for this lattice) with SHM104 checked at the back edge."""
         is_for = isinstance(node, (ast.For, ast.AsyncFor))
         iterated = self.value(node.iter, state) if is_for else EMPTY  # type: ignore[union-attr]
-        element = Value(iterated.labels, iterated.kinds & {REF}, closure=iterated.closure)
+        element = Value(
+            iterated.labels,
+            iterated.kinds & {REF},
+            closure=iterated.closure,
+            origins=iterated.origins,
+        )
         targets = [node.target] if is_for else []  # type: ignore[union-attr]
         frame = LoopFrame(node, assigned_names([*targets, *node.body]))  # type: ignore[list-item]
         self.loops.append(frame)

@@ -45,6 +45,13 @@ class Label:
     # around it), "conditional" (under `and`/`or`/`if-else`: hoisting changes evaluation),
     # "none" (a loop header, comprehension, lambda...: only the wrap fix applies).
     placement: str = "statement"
+    # Phase 1 only: the slots of the read's argument (a ref there makes it a channel read), and
+    # whether it is a read at all only if one of them holds a compiled-graph ref (`x.get()`).
+    origins: frozenset[str] = frozenset()
+    needs_ref: bool = False
+    # Phase 2: the value comes from calling a project function that returns a read (the chain,
+    # outermost function first, then the read's location).
+    via: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,6 +65,8 @@ class Value:
     evidence: Evidence = Evidence.UNKNOWN
     # Where a label entered this (local) container: a later escape is reported there (SHM103).
     entries: frozenset[tuple[Label, Site]] = frozenset()
+    # Project slots (see shmlint.project.summary) the value may come from, for phase 1.
+    origins: frozenset[str] = frozenset()
 
     @property
     def tainted(self) -> bool:
@@ -73,7 +82,9 @@ class Value:
         evidence = (
             Evidence.ARRAYS if view and self.evidence is Evidence.ARRAYS else Evidence.UNKNOWN
         )
-        return Value(self.labels, self.kinds, False, self.closure, evidence, self.entries)
+        return Value(
+            self.labels, self.kinds, False, self.closure, evidence, self.entries, self.origins
+        )
 
     def join(self, other: Value) -> Value:
         """Either of the two values (control-flow merge or a union of parts)."""
@@ -92,6 +103,7 @@ class Value:
             self.closure or other.closure,
             evidence,
             self.entries | other.entries,
+            self.origins | other.origins,
         )
 
     def without(self, labels: frozenset[Label]) -> Value:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 
 from shmlint.rules.base import Rule
+from shmlint.rules.helpers import IncompleteDetachHelper
 from shmlint.rules.parse import ParseError
 from shmlint.rules.retention import (
     CapturedByClosure,
@@ -31,6 +32,7 @@ RULES: dict[str, type[Rule]] = {
         YieldedUndetached,
         StoredInGlobal,
         CapturedByClosure,
+        IncompleteDetachHelper,
     )
 }
 

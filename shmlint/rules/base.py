@@ -19,6 +19,12 @@ class Rule:
     fix_safety: ClassVar[str] = "safe"  # "safe", "unsafe" or "none"
 
     @classmethod
-    def message(cls, kind: SourceKind, source_line: int) -> str:
-        """The finding's message: names the read's line, its kind, and why it escapes."""
+    def message(cls, kind: SourceKind, source_line: int, via: str = "") -> str:
+        """The finding's message: names the read's line, its kind, and why it escapes;
+        ``via``: the value comes from a call of a project function returning a read."""
+        if via:
+            return (
+                f"value read from the {kind.value} by {via}, called at line {source_line}, "
+                f"{cls.escape}; detach it in the function that reads it, or here"
+            )
         return f"value read from the {kind.value} at line {source_line} {cls.escape}; {HELPER_HINT}"

@@ -1,0 +1,151 @@
+"""The syntactic half of a module summary: imports, classes with their fields, functions.
+
+The dataflow half (flows, calls, reads) is recorded by the analysis itself into a
+:class:`Recorder` while it runs (``shmlint.dataflow``), so a module is walked once per phase.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from shmlint.astwalk import statements
+from shmlint.names import Scope, last_name
+from shmlint.project.layout import absolute_import
+from shmlint.project.summary import (
+    RECORD_BASES,
+    RECORD_DECORATORS,
+    CallFlow,
+    ClassInfo,
+    FieldInfo,
+    Flow,
+    FunctionInfo,
+    ModuleSummary,
+    ReadInfo,
+)
+
+
+@dataclasses.dataclass(slots=True)
+class Recorder:
+    """Collects the dataflow facts of one module while phase 1 analyses it."""
+
+    flows: set[Flow] = dataclasses.field(default_factory=set)
+    calls: set[CallFlow] = dataclasses.field(default_factory=set)
+    reads: set[ReadInfo] = dataclasses.field(default_factory=set)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if isinstance(node, ast.Subscript):  # `Generic[T]`, `NamedTuple` subscripts: the head
+        return _dotted(node.value)
+    return None
+
+
+def qualify(dotted: str, module: str, scope: Scope, is_package: bool) -> str:
+    """A dotted name spelled in ``module``'s top level, made absolute through its imports."""
+    head, _, rest = dotted.partition(".")
+    target = scope.imports.get(head)
+    if target is not None:
+        base = absolute_import(target, module, is_package)
+        return f"{base}.{rest}" if rest else base
+    if head in scope.locals:
+        return f"{module}.{dotted}"
+    return dotted  # a builtin or an unknown global
+
+
+def _fields(node: ast.ClassDef) -> list[FieldInfo]:
+    fields: dict[str, FieldInfo] = {}
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            annotation = ast.unparse(statement.annotation)
+            if "ClassVar" not in annotation:
+                name = statement.target.id
+                fields.setdefault(name, FieldInfo(name, annotation, statement.lineno))
+    for statement in node.body:
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        positional = [*statement.args.posonlyargs, *statement.args.args]
+        if not positional:
+            continue
+        self_name = positional[0].arg
+        for sub in statements(statement.body, into_scopes=False):
+            if (
+                isinstance(sub, ast.AnnAssign)
+                and isinstance(sub.target, ast.Attribute)
+                and isinstance(sub.target.value, ast.Name)
+                and sub.target.value.id == self_name
+            ):
+                name = sub.target.attr
+                fields.setdefault(name, FieldInfo(name, ast.unparse(sub.annotation), sub.lineno))
+    return list(fields.values())
+
+
+def _is_record(node: ast.ClassDef) -> bool:
+    for base in node.bases:
+        if last_name(base.value if isinstance(base, ast.Subscript) else base) in RECORD_BASES:
+            return True
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if _dotted(target) in RECORD_DECORATORS or last_name(target) in RECORD_DECORATORS:
+            return True
+    return False
+
+
+def _function(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, in_class: bool
+) -> FunctionInfo:
+    args = node.args
+    params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+    decorators = {last_name(d) for d in node.decorator_list}
+    return FunctionInfo(name, node.lineno, params, in_class and "staticmethod" not in decorators)
+
+
+def summarize_syntax(
+    tree: ast.Module,
+    module: str,
+    path: str,
+    is_package: bool,
+    scope: Scope,
+    recorder: Recorder | None = None,
+) -> ModuleSummary:
+    """The summary of a parsed module (with the recorded flows, when given)."""
+    imports = tuple(
+        sorted(
+            (local, absolute_import(target, module, is_package))
+            for local, target in scope.imports.items()
+        )
+    )
+    classes: list[ClassInfo] = []
+    functions: list[FunctionInfo] = []
+    # Module-level definitions, also under `if`/`try` (version guards, TYPE_CHECKING).
+    for node in statements(tree.body, into_scopes=False):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(_function(node, f"{module}.{node.name}", False))
+        elif isinstance(node, ast.ClassDef):
+            qualified = f"{module}.{node.name}"
+            bases = tuple(
+                qualify(dotted, module, scope, is_package)
+                for dotted in (_dotted(b) for b in node.bases)
+                if dotted is not None
+            )
+            classes.append(
+                ClassInfo(qualified, node.lineno, bases, _is_record(node), tuple(_fields(node)))
+            )
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    functions.append(_function(item, f"{qualified}.{item.name}", True))
+    return ModuleSummary(
+        module=module,
+        path=path,
+        is_package=is_package,
+        imports=imports,
+        classes=tuple(classes),
+        functions=tuple(functions),
+        flows=tuple(sorted(recorder.flows, key=repr)) if recorder else (),
+        calls=tuple(sorted(recorder.calls, key=repr)) if recorder else (),
+        reads=tuple(sorted(recorder.reads, key=repr)) if recorder else (),
+    )

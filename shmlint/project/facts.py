@@ -1,0 +1,388 @@
+"""The merge of every module summary: project-wide facts phase 2 checks each file against.
+
+- ``slot_kinds``: which Ray handles (compiled graph, compiled-graph ref...) each attribute,
+  parameter and return value may hold, by any construction path in the project (a fixpoint
+  over the recorded flows; a channel anywhere wins over plain refs elsewhere).
+- ``returned_reads``: functions that return an undetached read, with the chain of calls.
+- ``classes``: each class's fields with their payload evidence, resolved transitively through
+  NamedTuples / dataclasses / Optional / unions and across modules.
+
+All of it is plain data, so it can be pickled to worker processes and written as JSON
+(``shmlint check --write-summary``) for the flake8 plugin.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from shmlint.annotations import Evidence, evidence
+from shmlint.dataflow.values import REF
+from shmlint.project.summary import ModuleSummary
+from shmlint.types import SourceKind
+
+FORMAT = 1
+_MAX_ROUNDS = 50
+_ALIAS_DEPTH = 16
+# Bases that say nothing about a record's fields (a NamedTuple's base, generics...).
+_NEUTRAL_BASES = frozenset(
+    {"object", "NamedTuple", "TypedDict", "Generic", "Protocol", "BaseModel", "Struct", "ABC"}
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldFact:
+    """A field of a project class and what its annotation says about arrays."""
+
+    name: str
+    path: str  # of the class that declares it (a base class, for inherited fields)
+    line: int
+    evidence: Evidence
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClassFact:
+    """A project class: where it is declared, its fields (own and inherited), its evidence."""
+
+    name: str
+    path: str
+    line: int
+    bases: tuple[str, ...]  # canonical
+    fields: tuple[FieldFact, ...]
+    evidence: Evidence
+
+    def array_fields(self) -> tuple[FieldFact, ...]:
+        """The fields that may hold arrays (directly or nested in records)."""
+        return tuple(f for f in self.fields if f.evidence is Evidence.ARRAYS)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReadChain:
+    """A function returns the undetached value of a read: the read, and the functions the
+    value passes through on its way out (innermost first)."""
+
+    kind: SourceKind
+    path: str
+    line: int
+    via: tuple[str, ...]
+
+
+@dataclasses.dataclass(slots=True)
+class ProjectFacts:
+    """Merged facts of a project (or of one file, in per-file mode)."""
+
+    modules: dict[str, tuple[str, bool]] = dataclasses.field(default_factory=dict)  # path, pkg
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
+    functions: set[str] = dataclasses.field(default_factory=set)
+    classes: dict[str, ClassFact] = dataclasses.field(default_factory=dict)
+    slot_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    returned_reads: dict[str, ReadChain] = dataclasses.field(default_factory=dict)
+    _words: re.Pattern[str] | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    # --- lookups ---------------------------------------------------------------------------------
+
+    def canonical(self, name: str) -> str:
+        """``name`` with re-exports followed (``pkg.Output`` → ``pkg.outputs.Output``)."""
+        for _ in range(_ALIAS_DEPTH):
+            if name in self.classes or name in self.functions:
+                return name
+            parts = name.split(".")
+            for cut in range(len(parts), 0, -1):
+                head = ".".join(parts[:cut])
+                target = self.aliases.get(head)
+                if target is not None and target != head:
+                    name = ".".join([target, *parts[cut:]])
+                    break
+            else:
+                return name
+        return name
+
+    def kinds(self, slot: str) -> frozenset[str]:
+        """The handle kinds a slot may hold (``ret:`` names are canonicalised)."""
+        if slot.startswith("ret:"):
+            slot = "ret:" + self.canonical(slot[4:])
+        return self.slot_kinds.get(slot, frozenset())
+
+    def attr_kinds(self, class_name: str, attr: str) -> frozenset[str]:
+        """Kinds of ``self.attr`` in ``class_name``, looking through project base classes."""
+        seen: set[str] = set()
+        todo = [class_name]
+        kinds: frozenset[str] = frozenset()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            kinds |= self.slot_kinds.get(f"attr:{name}.{attr}", frozenset())
+            fact = self.classes.get(name)
+            if fact is not None:
+                todo.extend(fact.bases)
+        return kinds
+
+    def may_matter(self, text: str) -> bool:
+        """Whether a file that mentions no read may still have project findings: it calls a
+        function that returns a read, or names a class with array fields (SHM301)."""
+        if self._words is None:
+            names = {name.rpartition(".")[2] for name in self.returned_reads}
+            names |= {c.name.rpartition(".")[2] for c in self.classes.values() if c.array_fields()}
+            words = "|".join(sorted(re.escape(n) for n in names if n))
+            self._words = re.compile(rf"\b(?:{words})\b") if words else re.compile(r"(?!)")
+        return self._words.search(text) is not None
+
+    def digest(self) -> str:
+        """A stable digest (part of phase-2 cache keys)."""
+        text = json.dumps(self.to_json(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    # --- serialisation -----------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--write-summary`` format."""
+        return {
+            "format": FORMAT,
+            "modules": {m: list(v) for m, v in sorted(self.modules.items())},
+            "aliases": dict(sorted(self.aliases.items())),
+            "functions": sorted(self.functions),
+            "classes": {
+                name: {
+                    "path": c.path,
+                    "line": c.line,
+                    "bases": list(c.bases),
+                    "evidence": c.evidence.name,
+                    "fields": [[f.name, f.path, f.line, f.evidence.name] for f in c.fields],
+                }
+                for name, c in sorted(self.classes.items())
+            },
+            "slot_kinds": {s: sorted(k) for s, k in sorted(self.slot_kinds.items())},
+            "returned_reads": {
+                name: [r.kind.value, r.path, r.line, list(r.via)]
+                for name, r in sorted(self.returned_reads.items())
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProjectFacts:
+        """Load ``--write-summary`` output; raises ``ValueError`` for another format."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError("not a shmlint summary of this format")
+        facts = cls()
+        facts.modules = {m: (str(v[0]), bool(v[1])) for m, v in data["modules"].items()}
+        facts.aliases = {str(k): str(v) for k, v in data["aliases"].items()}
+        facts.functions = set(data["functions"])
+        for name, c in data["classes"].items():
+            fields = tuple(FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]]) for f in c["fields"])
+            facts.classes[name] = ClassFact(
+                name, c["path"], int(c["line"]), tuple(c["bases"]), fields, Evidence[c["evidence"]]
+            )
+        facts.slot_kinds = {s: frozenset(k) for s, k in data["slot_kinds"].items()}
+        facts.returned_reads = {
+            name: ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
+            for name, r in data["returned_reads"].items()
+        }
+        return facts
+
+
+def merge(summaries: Iterable[ModuleSummary], array_types: frozenset[str]) -> ProjectFacts:
+    """Merge module summaries into project facts (phase 1's last step)."""
+    summaries = list(summaries)
+    facts = ProjectFacts()
+    for summary in summaries:
+        facts.modules[summary.module] = (summary.path, summary.is_package)
+        for local, target in summary.imports:
+            facts.aliases.setdefault(f"{summary.module}.{local}", target)
+        facts.functions.update(f.name for f in summary.functions)
+        for c in summary.classes:
+            facts.functions.discard(c.name)
+    _Classes(summaries, facts, array_types).resolve_all()
+    _propagate_kinds(summaries, facts)
+    _propagate_reads(summaries, facts)
+    return facts
+
+
+class _Classes:
+    """Resolves every class's field evidence, transitively and cycle-safe."""
+
+    def __init__(
+        self, summaries: list[ModuleSummary], facts: ProjectFacts, array_types: frozenset[str]
+    ) -> None:
+        self.facts = facts
+        self.array_types = array_types
+        self.infos = {c.name: (s, c) for s in summaries for c in s.classes}
+        self.locals = {
+            s.module: {c.name.rpartition(".")[2] for c in s.classes}
+            | {f.name.rpartition(".")[2] for f in s.functions}
+            for s in summaries
+        }
+        self.in_progress: set[str] = set()
+
+    def resolve_all(self) -> None:
+        for name in self.infos:
+            self.resolve(name)
+
+    def qualify(self, summary: ModuleSummary, dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        target = dict(summary.imports).get(head)
+        if target is not None:
+            return self.facts.canonical(f"{target}.{rest}" if rest else target)
+        if head in self.locals.get(summary.module, ()):
+            return f"{summary.module}.{dotted}"
+        return dotted
+
+    def resolve(self, name: str) -> Evidence:
+        """The evidence of class ``name`` (UNKNOWN while it is being resolved: a cycle)."""
+        done = self.facts.classes.get(name)
+        if done is not None:
+            return done.evidence
+        if name in self.in_progress or name not in self.infos:
+            return Evidence.UNKNOWN
+        self.in_progress.add(name)
+        summary, info = self.infos[name]
+        bases = tuple(self.qualify(summary, b) for b in info.bases)
+        fields: dict[str, FieldFact] = {}
+        for base in bases:
+            self.resolve(base)
+            base_fact = self.facts.classes.get(base)
+            if base_fact is not None:
+                fields.update({f.name: f for f in base_fact.fields})
+        for field in info.fields:
+            found = self.field_evidence(summary, field.annotation)
+            fields[field.name] = FieldFact(field.name, summary.path, field.line, found)
+        self.in_progress.discard(name)
+        values = [f.evidence for f in fields.values()]
+        known_bases = all(
+            b in self.facts.classes or b.rpartition(".")[2] in _NEUTRAL_BASES for b in bases
+        )
+        base_evidence = [self.facts.classes[b].evidence for b in bases if b in self.facts.classes]
+        if Evidence.ARRAYS in values or Evidence.ARRAYS in base_evidence:
+            result = Evidence.ARRAYS
+        elif (
+            info.record
+            and values
+            and known_bases
+            and all(v is Evidence.ARRAY_FREE for v in values + base_evidence)
+        ):
+            result = Evidence.ARRAY_FREE
+        else:
+            result = Evidence.UNKNOWN
+        self.facts.classes[name] = ClassFact(
+            name, summary.path, info.line, bases, tuple(fields.values()), result
+        )
+        return result
+
+    def field_evidence(self, summary: ModuleSummary, annotation: str) -> Evidence:
+        try:
+            node = ast.parse(annotation, mode="eval").body
+        except SyntaxError:
+            return Evidence.UNKNOWN
+
+        def leaf(expr: ast.expr) -> Evidence:
+            dotted = _dotted(expr)
+            if dotted is None:
+                return Evidence.UNKNOWN
+            return self.resolve(self.qualify(summary, dotted))
+
+        return evidence(node, self.array_types, leaf)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _parameter_slot(
+    facts: ProjectFacts,
+    params_of: dict[str, tuple[str, ...]],
+    callee: str,
+    arg: str,
+    bound: bool,
+) -> str | None:
+    """The slot an argument of a call to ``callee`` lands in (None when unknown)."""
+    callee = facts.canonical(callee)
+    fact = facts.classes.get(callee)
+    if fact is not None:
+        init = f"{callee}.__init__"
+        if init in facts.functions:
+            callee, bound = init, True
+        else:
+            names = [f.name for f in fact.fields]
+            name = names[int(arg)] if arg.isdigit() and int(arg) < len(names) else arg
+            return f"attr:{fact.name}.{name}" if name in names else None
+    params = params_of.get(callee)
+    if params is None:
+        return None
+    if arg.isdigit():
+        index = int(arg) + (1 if bound else 0)
+        return f"param:{callee}.{params[index]}" if index < len(params) else None
+    return f"param:{callee}.{arg}" if arg in params else None
+
+
+def _propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:
+    params_of = {f.name: f.params for s in summaries for f in s.functions}
+    edges: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
+    for summary in summaries:
+        for flow in summary.flows:
+            edges.append((flow.target, frozenset(flow.kinds), flow.origins))
+        for call in summary.calls:
+            slot = _parameter_slot(facts, params_of, call.callee, call.arg, call.bound)
+            if slot is not None:
+                edges.append((slot, frozenset(call.kinds), call.origins))
+    kinds = facts.slot_kinds
+    for _ in range(_MAX_ROUNDS):
+        changed = False
+        for target, own, origins in edges:
+            new = set(own)
+            for origin in origins:
+                new |= facts.kinds(origin)
+            old = kinds.get(target, frozenset())
+            if not new <= old:
+                kinds[target] = old | new
+                changed = True
+        if not changed:
+            break
+
+
+def _propagate_reads(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:
+    reads = facts.returned_reads
+    for summary in summaries:
+        for read in summary.reads:
+            ref = any(REF in facts.kinds(origin) for origin in read.origins)
+            if read.needs_ref and not ref:
+                continue
+            kind = SourceKind.CHANNEL if ref else SourceKind(read.kind)
+            old = reads.get(read.function)
+            if old is None or (kind is SourceKind.CHANNEL and old.kind is not kind):
+                reads[read.function] = ReadChain(kind, summary.path, read.line, ())
+    returns = [
+        (flow.target[4:], flow.origins)
+        for summary in summaries
+        for flow in summary.flows
+        if flow.target.startswith("ret:")
+    ]
+    for _ in range(_MAX_ROUNDS):
+        changed = False
+        for function, origins in returns:
+            if function in reads:
+                continue
+            for origin in origins:
+                if not origin.startswith("ret:"):
+                    continue
+                inner = reads.get(facts.canonical(origin[4:]))
+                if inner is not None:
+                    via = (facts.canonical(origin[4:]), *inner.via)
+                    reads[function] = ReadChain(inner.kind, inner.path, inner.line, via)
+                    changed = True
+                    break
+        if not changed:
+            break
+
+
+__all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain", "merge"]

@@ -1,0 +1,352 @@
+"""SHM301: a detach helper that misses an array-bearing field of the class it detaches.
+
+A helper is the bundled helpers' names, a configured sanitizer, or any function that copies
+arrays taken from fields of its parameter (``p.f.copy()``, ``np.array(p.f)``...). Its parameter
+must be annotated with a project class (or an ``Optional`` / ``list`` of one). For every path
+through the helper (each ``return``, and falling off the end; a ``raise`` is not a path that
+hands a value back), the fields the path *handles* are:
+
+- assigned: ``p.f = …``, ``p.f[k] = …``, ``setattr(p, "f", …)``, ``object.__setattr__``;
+- rebuilt: ``dataclasses.replace(p, f=…)`` / ``p._replace(f=…)``;
+- detached by a helper: ``helper(p.f)``; ``helper(p)`` / ``copy.deepcopy(p)`` / a
+  ``setattr(p, name, …)`` with a computed name handle every field;
+- known to be ``None`` on the path (``if p.f is None: return``).
+
+Each array-bearing field some path does not handle is one finding, at the helper's ``def``.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from shmlint import catalog
+from shmlint.annotations import leaves
+from shmlint.astwalk import statements
+from shmlint.dataflow.values import Site
+from shmlint.names import Scope, last_name, qualified_name
+from shmlint.options import Options
+from shmlint.project.facts import ClassFact
+from shmlint.project.view import ProjectView
+
+ALL = "*"  # a handled-set member meaning "every field"
+_COPY_METHODS = catalog.COPY_METHODS
+_SETATTR = frozenset({"setattr", "object.__setattr__"})
+_REPLACE = frozenset({"dataclasses.replace", "copy.replace"})
+_DEEP = frozenset({"copy.deepcopy"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Miss:
+    """A field a helper does not detach on some path."""
+
+    site: Site
+    message: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Path:
+    handled: frozenset[str]
+    line: int  # where the path hands back (a return's line, or the end of the helper)
+    returns: bool
+
+
+class _Helper:
+    """The path analysis of one helper function for one parameter."""
+
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, param: str, scope: Scope):
+        self.node = node
+        self.aliases = {param}
+        self.scope = scope
+        self.paths: list[_Path] = []
+
+    # --- what one expression or simple statement handles ------------------------------------
+
+    def field_of(self, node: ast.expr) -> str | None:
+        """``p.f`` (or ``p.f[...]``, ``p.f.x``) for an alias ``p`` of the parameter → ``f``."""
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        while isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id in self.aliases:
+                return node.attr
+            node = node.value
+            while isinstance(node, ast.Subscript):
+                node = node.value
+        return None
+
+    def is_alias(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id in self.aliases
+
+    def handled_by(self, node: ast.AST, options: Options) -> set[str]:
+        handled: set[str] = set()
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Attribute) and self.is_alias(sub.value):
+                    handled.add(sub.attr)
+                elif isinstance(sub, ast.Subscript):
+                    field = self.field_of(sub)
+                    if field is not None:
+                        handled.add(field)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                handled |= self.call_handles(sub, options)
+        return handled
+
+    def call_handles(self, call: ast.Call, options: Options) -> set[str]:
+        qname = qualified_name(call.func, self.scope) or ""
+        name = last_name(call.func)
+        first = call.args[0] if call.args else None
+        if qname in _SETATTR and first is not None and self.is_alias(first):
+            key = call.args[1] if len(call.args) > 1 else None
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return {key.value}
+            return {ALL}
+        if (qname in _REPLACE and first is not None and self.is_alias(first)) or (
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr == "_replace"
+            and self.is_alias(call.func.value)
+        ):
+            return {kw.arg for kw in call.keywords if kw.arg}
+        sanitizer = (
+            name in catalog.HELPER_NAMES
+            or name in options.extend_sanitizers
+            or qname in options.extend_sanitizers
+            or qname in _DEEP
+        )
+        if sanitizer and first is not None and name != self.node.name:
+            if self.is_alias(first):
+                return {ALL}
+            field = self.field_of(first)
+            if field is not None:
+                return {field}
+        return set()
+
+    # --- paths ------------------------------------------------------------------------------------
+
+    def run(self, options: Options) -> list[_Path]:
+        end = self.block(self.node.body, frozenset(), options)
+        if end is not None:
+            last = self.node.end_lineno or self.node.lineno
+            self.paths.append(_Path(end, last, returns=False))
+        return self.paths
+
+    def block(
+        self, body: list[ast.stmt], handled: frozenset[str], options: Options
+    ) -> frozenset[str] | None:
+        """Walk statements; None once every path has left the block."""
+        current: frozenset[str] | None = handled
+        for statement in body:
+            if current is None:
+                return None
+            current = self.statement(statement, current, options)
+        return current
+
+    def statement(
+        self, node: ast.stmt, handled: frozenset[str], options: Options
+    ) -> frozenset[str] | None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return handled
+        if isinstance(node, ast.Return):
+            done = handled | self.handled_by(node, options)
+            self.paths.append(_Path(frozenset(done), node.lineno, returns=True))
+            return None
+        if isinstance(node, ast.Raise):
+            return None
+        if isinstance(node, ast.If):
+            when_true, when_false = self.narrow(node.test)
+            body = self.block(node.body, handled | when_true, options)
+            orelse = self.block(node.orelse, handled | when_false, options)
+            return _join(body, orelse)
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            return self.loop(node, handled, options)
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            return self.block(node.body, handled, options)
+        if isinstance(node, ast.Try):
+            body = self.block(node.body, handled, options)
+            if body is not None and node.orelse:
+                body = self.block(node.orelse, body, options)
+            ends = [body] + [self.block(h.body, handled, options) for h in node.handlers]
+            end = None
+            for item in ends:
+                end = _join(end, item)
+            return self.block(node.finalbody, end, options) if end is not None else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name):
+                if self.is_alias(value):
+                    self.aliases.add(target.id)
+                elif target.id in self.aliases:
+                    self.aliases.discard(target.id)
+        return handled | self.handled_by(node, options)
+
+    def loop(
+        self, node: ast.For | ast.AsyncFor | ast.While, handled: frozenset[str], options: Options
+    ) -> frozenset[str] | None:
+        over_alias = isinstance(node, (ast.For, ast.AsyncFor)) and self.is_alias(node.iter)
+        if over_alias and isinstance(node, (ast.For, ast.AsyncFor)):
+            # `for o in outputs`: o is each element; an empty list has nothing to detach.
+            if isinstance(node.target, ast.Name):
+                self.aliases.add(node.target.id)
+        body = self.block(node.body, handled, options)
+        if over_alias:
+            return body if body is not None else handled
+        return _join(handled, body)  # the body may run zero times
+
+    def narrow(self, test: ast.expr) -> tuple[frozenset[str], frozenset[str]]:
+        """Fields known ``None`` (so nothing to detach) when ``test`` is true / false."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            right = test.comparators[0]
+            if isinstance(right, ast.Constant) and right.value is None:
+                field = self.field_of(test.left)
+                if field is not None and isinstance(test.ops[0], ast.Is):
+                    return frozenset({field}), frozenset()
+                if field is not None and isinstance(test.ops[0], ast.IsNot):
+                    return frozenset(), frozenset({field})
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            when_true, when_false = self.narrow(test.operand)
+            if not when_true and not when_false:
+                field = self.field_of(test.operand)
+                return (frozenset({field}), frozenset()) if field else (frozenset(), frozenset())
+            return when_false, when_true
+        if isinstance(test, ast.BoolOp):
+            parts = [self.narrow(value) for value in test.values]
+            if isinstance(test.op, ast.And):
+                return frozenset().union(*(p[0] for p in parts)), frozenset()
+            return frozenset(), frozenset().union(*(p[1] for p in parts))
+        field = self.field_of(test) if isinstance(test, ast.Attribute) else None
+        if field is not None:
+            return frozenset(), frozenset({field})  # falsy: None (or empty)
+        return frozenset(), frozenset()
+
+
+def _join(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if ALL in a:
+        return b
+    if ALL in b:
+        return a
+    return a & b
+
+
+def _has_copy(node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            name = last_name(sub.func)
+            if isinstance(sub.func, ast.Attribute) and name in _COPY_METHODS:
+                return True
+            if name in {"array", "copy", "deepcopy"} or name in catalog.HELPER_NAMES:
+                return True
+    return False
+
+
+def _detaches_param_fields(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """True when the body stores copies back into fields of ``param`` (``p.f = p.f.copy()``,
+    ``p._replace(f=np.array(p.f))``), or copies after checking ``flags.writeable``: a detach
+    helper by what it does, whatever its name. Copying a field for other uses is not enough."""
+    body = list(statements(node.body, into_scopes=False))
+    for statement in body:
+        targets: list[ast.expr] = []
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, ast.AnnAssign):
+            targets = [statement.target]
+        value = getattr(statement, "value", None)
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == param
+                and value is not None
+                and _has_copy(value)
+            ):
+                return True
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and any(_has_copy(kw.value) for kw in sub.keywords):
+            func = sub.func
+            on_param = isinstance(func, ast.Attribute) and func.attr == "_replace"
+            on_param = on_param and isinstance(func, ast.Attribute) and _is_name(func.value, param)
+            if on_param or (
+                last_name(func) == "replace" and sub.args and _is_name(sub.args[0], param)
+            ):
+                return True
+        if isinstance(sub, ast.Attribute) and sub.attr == "writeable" and _has_copy(node):
+            return True
+    return False
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _annotated_class(
+    annotation: ast.expr | None, view: ProjectView, scope: Scope
+) -> ClassFact | None:
+    if annotation is None:
+        return None
+    for leaf in leaves(annotation):
+        name = view.qname(leaf, scope)
+        fact = view.facts.classes.get(name) if name is not None else None
+        if fact is not None and fact.array_fields():
+            return fact
+    return None
+
+
+def incomplete_helpers(
+    tree: ast.Module, module_scope: Scope, view: ProjectView, options: Options
+) -> list[Miss]:
+    """SHM301 findings of a module: one per helper and missed array-bearing field."""
+    misses: list[Miss] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        positional = [*node.args.posonlyargs, *node.args.args]
+        if not positional:
+            continue
+        named = node.name in catalog.HELPER_NAMES or node.name in options.extend_sanitizers
+        scope: Scope | None = None
+        for arg in positional[:2]:
+            if arg.annotation is None:
+                continue
+            if not named and not _detaches_param_fields(node, arg.arg):
+                continue
+            scope = scope or Scope(node, module_scope)
+            fact = _annotated_class(arg.annotation, view, scope)
+            if fact is None:
+                continue
+            misses.extend(_check(node, arg.arg, fact, scope, view, options))
+            break
+    return misses
+
+
+def _check(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    param: str,
+    fact: ClassFact,
+    scope: Scope,
+    view: ProjectView,
+    options: Options,
+) -> list[Miss]:
+    paths = _Helper(node, param, scope).run(options)
+    site = Site(node.lineno, node.col_offset, node.lineno, node.col_offset)
+    short = fact.name.rpartition(".")[2]
+    misses = []
+    for field in fact.array_fields():
+        missing = [p for p in paths if ALL not in p.handled and field.name not in p.handled]
+        if not missing:
+            continue
+        where = missing[0]
+        how = f"the return at line {where.line}" if where.returns else "the end of the function"
+        message = (
+            f"detach helper `{node.name}` does not detach `{short}.{field.name}` on every path "
+            f"(array-bearing, declared at {field.path}:{field.line}); missed on the path to {how}"
+        )
+        misses.append(Miss(site, message))
+    return misses

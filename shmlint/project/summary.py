@@ -1,0 +1,143 @@
+"""Per-module summaries: what one module tells the rest of the project (phase 1).
+
+A summary is plain data (strings, ints, tuples): it crosses process boundaries, is cached as
+JSON, and holds no tree nodes. Names in it are *qualified* (``pkg.mod.Class.method``) but not yet
+*canonical*: an imported name is recorded as the importing module spells its origin, and the
+merge (``facts.py``) follows re-exports.
+
+Slots name the places a Ray handle can flow between modules:
+
+- ``attr:pkg.mod.Class.attr`` — an attribute of ``self`` in a method of ``Class``;
+- ``param:pkg.mod.func.p`` / ``param:pkg.mod.Class.method.p`` — a parameter;
+- ``ret:pkg.mod.func`` — what a function (or, for a class, its constructor call) returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+# Base classes and decorators that make a class a record: its annotated fields are all it holds.
+RECORD_BASES = frozenset({"NamedTuple", "TypedDict", "BaseModel", "Struct"})
+RECORD_DECORATORS = frozenset({"dataclass", "dataclasses.dataclass", "define", "frozen", "attrs"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldInfo:
+    """One annotated field of a class (``name: annotation``), with its line."""
+
+    name: str
+    annotation: str  # the annotation's source text (resolved in the declaring module)
+    line: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClassInfo:
+    """A class of the project: its fields and how its constructor binds arguments."""
+
+    name: str  # qualified
+    line: int
+    bases: tuple[str, ...]  # qualified names as the module spells them
+    record: bool  # dataclass / NamedTuple / TypedDict / pydantic / msgspec: fields are complete
+    fields: tuple[FieldInfo, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FunctionInfo:
+    """A function or method: its parameters in order (``self`` included for methods)."""
+
+    name: str  # qualified: pkg.mod.func or pkg.mod.Class.method
+    line: int
+    params: tuple[str, ...]
+    method: bool  # a method taking self/cls first (not a staticmethod)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Flow:
+    """Handle kinds (and the kinds of the ``origins`` slots) flow into ``target``."""
+
+    target: str
+    kinds: tuple[str, ...]
+    origins: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CallFlow:
+    """An argument with handle kinds or origins passed to ``callee`` (positional index or
+    keyword name in ``arg``); ``bound``: called as ``self.method(...)``."""
+
+    callee: str
+    arg: str
+    kinds: tuple[str, ...]
+    origins: tuple[str, ...]
+    bound: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReadInfo:
+    """A read whose undetached value a function returns.
+
+    ``kind`` is the source kind known locally; ``origins`` are the slots of the read's
+    argument (a compiled-graph ref there makes it a channel read); ``needs_ref``: ``x.get()``
+    that is a read only if ``x`` holds a compiled-graph ref.
+    """
+
+    function: str
+    kind: str
+    line: int
+    origins: tuple[str, ...]
+    needs_ref: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModuleSummary:
+    """Everything phase 2 needs from one module."""
+
+    module: str
+    path: str  # as reported
+    is_package: bool
+    imports: tuple[tuple[str, str], ...]  # module-level local name → absolute qualified name
+    classes: tuple[ClassInfo, ...]
+    functions: tuple[FunctionInfo, ...]
+    flows: tuple[Flow, ...] = ()
+    calls: tuple[CallFlow, ...] = ()
+    reads: tuple[ReadInfo, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (the cache's and ``--write-summary``'s format)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModuleSummary:
+        """The inverse of :meth:`to_json`; raises ``KeyError``/``TypeError`` on bad data."""
+        return cls(
+            module=str(data["module"]),
+            path=str(data["path"]),
+            is_package=bool(data["is_package"]),
+            imports=tuple((str(a), str(b)) for a, b in data["imports"]),
+            classes=tuple(
+                ClassInfo(
+                    c["name"],
+                    c["line"],
+                    tuple(c["bases"]),
+                    c["record"],
+                    tuple(FieldInfo(**f) for f in c["fields"]),
+                )
+                for c in data["classes"]
+            ),
+            functions=tuple(
+                FunctionInfo(f["name"], f["line"], tuple(f["params"]), f["method"])
+                for f in data["functions"]
+            ),
+            flows=tuple(
+                Flow(f["target"], tuple(f["kinds"]), tuple(f["origins"])) for f in data["flows"]
+            ),
+            calls=tuple(
+                CallFlow(c["callee"], c["arg"], tuple(c["kinds"]), tuple(c["origins"]), c["bound"])
+                for c in data["calls"]
+            ),
+            reads=tuple(
+                ReadInfo(r["function"], r["kind"], r["line"], tuple(r["origins"]), r["needs_ref"])
+                for r in data["reads"]
+            ),
+        )

@@ -1,0 +1,87 @@
+"""What the analysis of one module sees of the project: its own name, the merged facts, and
+(in phase 1) the recorder its flows go to."""
+
+from __future__ import annotations
+
+import ast
+
+from shmlint.annotations import Evidence
+from shmlint.names import Scope, qualified_name
+from shmlint.project.collect import Recorder
+from shmlint.project.facts import ProjectFacts, ReadChain
+from shmlint.project.layout import absolute_import
+
+
+class ProjectView:
+    """Project facts seen from one module (``module``, a package's ``__init__`` or not)."""
+
+    def __init__(
+        self,
+        facts: ProjectFacts,
+        module: str,
+        is_package: bool,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.facts = facts
+        self.module = module
+        self.is_package = is_package
+        self.recorder = recorder
+
+    def qname(self, node: ast.expr, scope: Scope) -> str | None:
+        """The canonical project-wide name of a dotted expression, or None (a local object)."""
+        name = qualified_name(node, scope)
+        if name is None:
+            root = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not isinstance(root, ast.Name):
+                return None
+            module_scope = scope.module()
+            if scope.resolve(root.id) is not None or root.id not in module_scope.locals:
+                return None
+            if any(root.id in s.locals for s in _chain(scope) if s is not module_scope):
+                return None  # bound in a function: a variable, not the module's definition
+            dotted = _dotted(node)
+            name = f"{self.module}.{dotted}" if dotted else None
+            return None if name is None else self.facts.canonical(name)
+        return self.facts.canonical(absolute_import(name, self.module, self.is_package))
+
+    def slot(self, kind: str, key: str) -> str:
+        """A slot of this module: ``attr``/``param``/``ret`` plus ``Class.attr``-style key."""
+        return f"{kind}:{self.module}.{key}"
+
+    def kinds(self, slot: str) -> frozenset[str]:
+        """Handle kinds of a slot, project-wide."""
+        return self.facts.kinds(slot)
+
+    def attr_kinds(self, class_name: str, attr: str) -> frozenset[str]:
+        """Handle kinds of ``self.attr`` in a class of this module."""
+        return self.facts.attr_kinds(f"{self.module}.{class_name}", attr)
+
+    def returned_read(self, name: str) -> ReadChain | None:
+        """The read a project function returns undetached, if any."""
+        return self.facts.returned_reads.get(name)
+
+    def class_evidence(self, leaf: ast.expr, scope: Scope) -> Evidence:
+        """What a type name in an annotation says, when it names a project class."""
+        name = self.qname(leaf, scope)
+        fact = self.facts.classes.get(name) if name is not None else None
+        return fact.evidence if fact is not None else Evidence.UNKNOWN
+
+
+def _chain(scope: Scope) -> list[Scope]:
+    chain = []
+    current: Scope | None = scope
+    while current is not None:
+        chain.append(current)
+        current = current.parent
+    return chain
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
