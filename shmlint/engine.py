@@ -33,19 +33,29 @@ _LINES = re.compile(r"\r\n|\r|\n")
 _SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
 
 
-_ARRAY_WORDS = re.compile(r"\b(?:ndarray|NDArray|Tensor|DataFrame|Array|Table)\b")
+_COPY_WORDS = ("copy(", "array(", "tolist(", "astype(", "flatten(")
+# A detach helper by what it does (SHM301): it stores a copy back into a field, rebuilds a
+# record, or checks `flags.writeable`; the check is per line, so it may keep too much.
+_HELPER_SHAPES = re.compile(
+    r"writeable|_replace\(|replace\(|^[ \t]*\w+\.\w+[ \t]*(?::[^=\n]*)?=[^=\n][^\n]*"
+    r"(?:copy|array|tolist|astype|flatten)\(",
+    re.MULTILINE,
+)
 
 
 def may_contain_source(text: str, options: Options) -> bool:
     """The cheap text check run before parsing a file on its own (it must never lose a
     finding): a read, or a detach helper (SHM301) over a class declared in the file."""
+    return may_contain_read(text, options) or may_contain_helper(text, options)
+
+
+def may_contain_read(text: str, options: Options) -> bool:
+    """The file may read from Ray (or make compiled-graph handles)."""
     if _SOURCE_WORDS.search(text):
         return True
     if options.ref_name_pattern and ".get(" in text:
         return True
-    if any(name.rpartition(".")[2] in text for name in options.extend_sources):
-        return True
-    return may_contain_helper(text, options)
+    return any(name.rpartition(".")[2] in text for name in options.extend_sources)
 
 
 def may_contain_helper(text: str, options: Options) -> bool:
@@ -54,7 +64,11 @@ def may_contain_helper(text: str, options: Options) -> bool:
         return True
     if any(name.rpartition(".")[2] in text for name in options.extend_sanitizers):
         return True
-    return "copy" in text and _ARRAY_WORDS.search(text) is not None
+    if "writeable" in text or "replace(" in text:
+        return True
+    if not any(word in text for word in _COPY_WORDS):
+        return False
+    return _HELPER_SHAPES.search(text) is not None
 
 
 def decode_source(data: bytes) -> str:
@@ -151,7 +165,7 @@ def summarize_bytes(data: bytes, path: str, config: Config) -> ModuleSummary | N
     try:
         scope = Scope(tree, None, walrus=":=" in text)
         recorder = Recorder()
-        if may_contain_source(text, config.options):
+        if may_contain_read(text, config.options):
             view = ProjectView(ProjectFacts(), module, is_package, recorder)
             analyze_module(tree, config.options, text, view, scope)
         return summarize_syntax(tree, module, path, is_package, scope, recorder)

@@ -52,7 +52,7 @@ def analyze_module(
             if not ctx.changed:
                 break
         ctx.reporting = True
-    if text is not None and (project is None or project.recorder is None):
+    if text is not None:
         ctx.gate = Gate(text, options)
     FunctionAnalysis(ctx, tree, module_scope).run()
     if project is not None and project.recorder is None and "def " in (text or "def "):

@@ -94,12 +94,18 @@ class ModuleContext:
 
     @property
     def recording(self) -> bool:
-        """True in phase 1's final pass: flows go to the module summary."""
-        return self.reporting and self.project is not None and self.project.recorder is not None
+        """True in phase 1 (every pass): flows go to the module summary (a set: repeated
+        passes add nothing twice)."""
+        return self.project is not None and self.project.recorder is not None
 
     def should_analyse(self, body: ast.AST) -> bool:
-        """False for a body the reporting pass may skip: it cannot make a read."""
-        return not self.reporting or self.gate is None or self.gate.may_read(body)
+        """False for a body the reporting pass may skip: it cannot make a read. Phase 1 also
+        needs class bodies and constructors (what they store on ``self`` is a project fact)."""
+        if not self.reporting or self.gate is None or self.gate.may_read(body):
+            return True
+        if self.project is None or self.project.recorder is None:
+            return False
+        return isinstance(body, ast.ClassDef) or getattr(body, "name", "") == "__init__"
 
     def is_ref_name(self, name: str) -> bool:
         """True when the configured ``ref-name-pattern`` marks ``name`` as holding refs."""

@@ -125,11 +125,16 @@ class ProjectFacts:
         return kinds
 
     def may_matter(self, text: str) -> bool:
-        """Whether a file that mentions no read may still have project findings: it calls a
-        function that returns a read, or names a class with array fields (SHM301)."""
+        """Whether a file that mentions no read (and no helper shape) may still have project
+        findings: it calls a function that returns a read."""
         if self._words is None:
-            names = {name.rpartition(".")[2] for name in self.returned_reads}
-            names |= {c.name.rpartition(".")[2] for c in self.classes.values() if c.array_fields()}
+            # Only module-level functions: a method is called by a resolvable name only as
+            # `self.method()` in its own class, in a file that reads anyway.
+            names = {
+                name.rpartition(".")[2]
+                for name in self.returned_reads
+                if name.rpartition(".")[0] in self.modules
+            }
             words = "|".join(sorted(re.escape(n) for n in names if n))
             self._words = re.compile(rf"\b(?:{words})\b") if words else re.compile(r"(?!)")
         return self._words.search(text) is not None

@@ -303,26 +303,25 @@ def incomplete_helpers(
     tree: ast.Module, module_scope: Scope, view: ProjectView, options: Options
 ) -> list[Miss]:
     """SHM301 findings of a module: one per helper and missed array-bearing field."""
+    if not any(fact.array_fields() for fact in view.facts.classes.values()):
+        return []
     misses: list[Miss] = []
-    for node in ast.walk(tree):
+    for node in statements(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         positional = [*node.args.posonlyargs, *node.args.args]
-        if not positional:
+        annotated = [arg for arg in positional[:2] if arg.annotation is not None]
+        if not annotated:
             continue
         named = node.name in catalog.HELPER_NAMES or node.name in options.extend_sanitizers
-        scope: Scope | None = None
-        for arg in positional[:2]:
-            if arg.annotation is None:
-                continue
-            if not named and not _detaches_param_fields(node, arg.arg):
-                continue
-            scope = scope or Scope(node, module_scope)
+        scope = Scope(node, module_scope)
+        for arg in annotated:
             fact = _annotated_class(arg.annotation, view, scope)
             if fact is None:
                 continue
-            misses.extend(_check(node, arg.arg, fact, scope, view, options))
-            break
+            if named or _detaches_param_fields(node, arg.arg):
+                misses.extend(_check(node, arg.arg, fact, scope, view, options))
+                break
     return misses
 
 
