@@ -21,8 +21,8 @@ from shmlint.cache import Cache, clean, default_directory
 from shmlint.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.discovery import iter_python_files
 from shmlint.engine import check_bytes
-from shmlint.rules import RULES, rule_doc
 from shmlint.project.facts import ProjectFacts, merge
+from shmlint.rules import RULES, rule_doc
 from shmlint.runner import check_files, default_jobs, summarize_files
 from shmlint.types import Confidence, FileResult, Finding
 

@@ -16,11 +16,13 @@ from pathlib import Path
 from shmlint import catalog
 from shmlint.config import Config
 from shmlint.dataflow import RawFinding, analyze_module
+from shmlint.dataflow.values import Label
 from shmlint.fingerprint import fingerprints
 from shmlint.names import Scope
 from shmlint.options import Options
 from shmlint.project.collect import Recorder, summarize_syntax
 from shmlint.project.facts import ProjectFacts, merge
+from shmlint.project.helpers import incomplete_helpers
 from shmlint.project.layout import module_name
 from shmlint.project.summary import ModuleSummary
 from shmlint.project.view import ProjectView
@@ -197,7 +199,11 @@ def analyze_tree(
     threshold = config.options.min_confidence.rank
     scope = Scope(tree, None, walrus=text is None or ":=" in text)
     view = project_view(tree, scope, path, config, facts)
-    for raw in analyze_module(tree, config.options, text, view, scope):
+    raws = analyze_module(tree, config.options, text, view, scope)
+    for miss in incomplete_helpers(tree, scope, view, config.options):
+        label = Label(miss.site, SourceKind.NONE, 0, "none")
+        raws.append(RawFinding("SHM301", miss.site, label, Confidence.HIGH, miss.message))
+    for raw in raws:
         if raw.confidence.rank < threshold or not config.is_enabled(raw.code, path):
             continue
         line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""

@@ -1,13 +1,18 @@
 """flake8 entry point ``SHM``: a thin adapter over the engine.
 
 It reuses flake8's own ``tree`` (no second parse) and reads ``[tool.shmlint]`` from the nearest
-``pyproject.toml``, so ``flake8 --select SHM`` reports what ``shmlint check`` reports.
+``pyproject.toml``, so ``flake8 --select SHM`` reports what ``shmlint check --per-file``
+reports. flake8 checks files independently, so the project-wide phase cannot run inside it;
+``--shm-summary FILE`` (or ``shm-summary`` in flake8's config) reads the facts a
+``shmlint check --write-summary FILE`` run wrote, and then the plugin reports what
+``shmlint check`` reports project-wide (docs/project-analysis.md).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +20,7 @@ from typing import Any
 from shmlint._version import __version__
 from shmlint.config import Config, find_pyproject, load_config
 from shmlint.engine import analyze_tree, may_contain_source
+from shmlint.project.facts import ProjectFacts
 
 
 @functools.lru_cache(maxsize=256)
@@ -23,11 +29,36 @@ def _config_for(directory: Path) -> Config:
     return load_config(find_pyproject(directory))
 
 
+@functools.lru_cache(maxsize=4)
+def _load_summary(path: str) -> ProjectFacts:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return ProjectFacts.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+        raise SystemExit(f"shmlint: --shm-summary {path}: cannot read the summary: {error}")
+
+
 class Plugin:
     """flake8 plugin reporting shmlint's ``SHM`` codes."""
 
     name = "shmlint"
     version = __version__
+    summary: str | None = None  # --shm-summary
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        """flake8 hook: the ``--shm-summary`` option."""
+        parser.add_option(
+            "--shm-summary",
+            default=None,
+            parse_from_config=True,
+            help="project-wide facts written by `shmlint check --write-summary FILE`",
+        )
+
+    @classmethod
+    def parse_options(cls, options: Any) -> None:
+        """flake8 hook: remember the summary file."""
+        cls.summary = getattr(options, "shm_summary", None)
 
     def __init__(self, tree: ast.AST, filename: str = "stdin", lines: Sequence[str] = ()) -> None:
         self._tree = tree
@@ -42,7 +73,10 @@ class Plugin:
         directory = path.parent if self._filename not in ("stdin", "-") else Path.cwd()
         config = _config_for(directory.resolve())
         text = "\n".join(self._lines)
+        facts = _load_summary(self.summary) if self.summary else None
         if not may_contain_source(text, config.options):
-            return
-        for finding in analyze_tree(self._tree, self._lines, self._filename, config, text):
+            if facts is None or not facts.may_matter(text):
+                return
+        found = analyze_tree(self._tree, self._lines, self._filename, config, text, facts)
+        for finding in found:
             yield finding.line, finding.col, f"{finding.code} {finding.message}", type(self)

@@ -7,6 +7,7 @@ the engine turns them into :class:`shmlint.types.Finding`s.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from shmlint.dataflow.context import ModuleContext, RawFinding
 from shmlint.dataflow.facts import collect_annotations
@@ -14,10 +15,9 @@ from shmlint.dataflow.function import FunctionAnalysis
 from shmlint.dataflow.gate import Gate
 from shmlint.names import Scope
 from shmlint.options import Options
-from shmlint.dataflow.values import Label
-from shmlint.project.helpers import incomplete_helpers
-from shmlint.project.view import ProjectView
-from shmlint.types import Confidence, SourceKind
+
+if TYPE_CHECKING:
+    from shmlint.project.view import ProjectView
 
 __all__ = ["RawFinding", "analyze_module"]
 
@@ -53,15 +53,9 @@ def analyze_module(
                 break
         ctx.reporting = True
     if text is not None:
-        ctx.gate = Gate(text, options)
+        extra = project.facts.read_names() if project is not None else frozenset()
+        ctx.gate = Gate(text, options, extra)
     FunctionAnalysis(ctx, tree, module_scope).run()
-    if project is not None and project.recorder is None and "def " in (text or "def "):
-        for miss in incomplete_helpers(tree, module_scope, project, options):
-            label = Label(miss.site, SourceKind.NONE, 0, "none")
-            key = ("SHM301", miss.site, hash(miss.message))
-            ctx.findings[key] = RawFinding(
-                "SHM301", miss.site, label, Confidence.HIGH, miss.message
-            )
     return sorted(
         ctx.findings.values(),
         key=lambda f: (f.site.line, f.site.col, f.code, f.label.site.line, f.message),

@@ -5,13 +5,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from typing import TYPE_CHECKING
 
 from shmlint.annotations import Evidence
 from shmlint.dataflow.gate import Gate
 from shmlint.dataflow.values import Label, Site, State, Value
 from shmlint.options import Options
-from shmlint.project.view import ProjectView
 from shmlint.types import Confidence, SourceKind
+
+if TYPE_CHECKING:  # the project package imports the dataflow's values: no import cycle
+    from shmlint.project.view import ProjectView
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

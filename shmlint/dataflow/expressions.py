@@ -258,8 +258,10 @@ class ExpressionMixin(AnalysisBase):
                             bound,
                         )
                     )
-            origins = result.origins | {f"ret:{callee}"}
-            return dataclasses.replace(result, kinds=result.kinds | kinds, origins=origins)
+            # A project callee's result holds what it returns (its `ret:` slot), not the
+            # handles passed to it (a wrapper built from refs is not a ref).
+            origins = frozenset({f"ret:{callee}"})
+            return Value(result.labels, kinds, closure=result.closure, origins=origins)
         kinds |= project.kinds(f"ret:{callee}")
         chain = project.returned_read(callee)
         if chain is not None:
@@ -267,9 +269,7 @@ class ExpressionMixin(AnalysisBase):
             label_via = f"{via} (its read at {chain.path}:{chain.line})"
             read = self.source(node, chain.kind, via=label_via)
             return dataclasses.replace(read, kinds=kinds) if kinds else read
-        if kinds:
-            return Value(result.labels, kinds | result.kinds, closure=result.closure)
-        return None
+        return Value(result.labels, kinds, closure=result.closure)
 
     def handle_call(self, method: str, receiver: Value, node: ast.Call) -> Value | None:
         """Compiled-graph handles: compile → graph → execute → ref → ``.get()`` reads."""

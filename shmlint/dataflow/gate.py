@@ -24,8 +24,9 @@ _ALIAS = re.compile(r"get\s+as\s+(\w+)")
 class Gate:
     """Answers "may this body make a read?" from the lines that spell one."""
 
-    def __init__(self, text: str, options: Options) -> None:
-        names = {"get", *(n.rpartition(".")[2] for n in options.extend_sources)}
+    def __init__(self, text: str, options: Options, extra: frozenset[str] = frozenset()) -> None:
+        # `extra`: functions of the project that return a read (their calls are reads too).
+        names = {"get", *extra, *(n.rpartition(".")[2] for n in options.extend_sources)}
         names |= set(_ALIAS.findall(text))
         words = "|".join(sorted(re.escape(n) for n in names))
         pattern = re.compile(rf"(?:{words})\s*\(|await\b")

@@ -83,6 +83,9 @@ class ProjectFacts:
     slot_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     returned_reads: dict[str, ReadChain] = dataclasses.field(default_factory=dict)
     _words: re.Pattern[str] | None = dataclasses.field(default=None, repr=False, compare=False)
+    _read_names: frozenset[str] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     # --- lookups ---------------------------------------------------------------------------------
 
@@ -124,6 +127,12 @@ class ProjectFacts:
                 todo.extend(fact.bases)
         return kinds
 
+    def read_names(self) -> frozenset[str]:
+        """The last names of every function that returns a read."""
+        if self._read_names is None:
+            self._read_names = frozenset(n.rpartition(".")[2] for n in self.returned_reads)
+        return self._read_names
+
     def may_matter(self, text: str) -> bool:
         """Whether a file that mentions no read (and no helper shape) may still have project
         findings: it calls a function that returns a read."""
@@ -144,7 +153,7 @@ class ProjectFacts:
         text = json.dumps(self.to_json(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    # --- serialisation -----------------------------------------------------------------------------
+    # --- serialisation ---------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
         """The ``--write-summary`` format."""

@@ -252,6 +252,14 @@ def _detaches_param_fields(node: ast.FunctionDef | ast.AsyncFunctionDef, param: 
     ``p._replace(f=np.array(p.f))``), or copies after checking ``flags.writeable``: a detach
     helper by what it does, whatever its name. Copying a field for other uses is not enough."""
     body = list(statements(node.body, into_scopes=False))
+    names = {param}  # the parameter, and the loop variables over it (`for o in outputs`)
+    for statement in body:
+        if (
+            isinstance(statement, (ast.For, ast.AsyncFor))
+            and _is_name(statement.iter, param)
+            and isinstance(statement.target, ast.Name)
+        ):
+            names.add(statement.target.id)
     for statement in body:
         targets: list[ast.expr] = []
         if isinstance(statement, ast.Assign):
@@ -263,7 +271,7 @@ def _detaches_param_fields(node: ast.FunctionDef | ast.AsyncFunctionDef, param: 
             if (
                 isinstance(target, ast.Attribute)
                 and isinstance(target.value, ast.Name)
-                and target.value.id == param
+                and target.value.id in names
                 and value is not None
                 and _has_copy(value)
             ):

@@ -1,4 +1,5 @@
-"""The flake8 plugin reports exactly what ``shmlint check`` reports, fixture by fixture."""
+"""The flake8 plugin reports exactly what ``shmlint check --per-file`` reports, fixture by
+fixture; with ``--shm-summary`` it reports what the project-wide ``shmlint check`` reports."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixture_markers import fixture_files
+from tests.fixture_markers import FIXTURES, fixture_files
 
 pytest.importorskip("flake8")
 
 Triple = tuple[str, int, int, str]
 
 
-def _flake8(paths: list[Path], cwd: Path) -> set[Triple]:
+def _flake8(paths: list[Path], cwd: Path, *extra: str) -> set[Triple]:
     fmt = "%(path)s|%(row)d|%(col)d|%(code)s"
     proc = subprocess.run(
         [
@@ -27,6 +28,7 @@ def _flake8(paths: list[Path], cwd: Path) -> set[Triple]:
             "--select",
             "SHM",
             f"--format={fmt}",
+            *extra,
             *map(str, paths),
         ],
         capture_output=True,
@@ -41,9 +43,19 @@ def _flake8(paths: list[Path], cwd: Path) -> set[Triple]:
     return rows
 
 
-def _shmlint(paths: list[Path], cwd: Path) -> set[Triple]:
+def _shmlint(paths: list[Path], cwd: Path, *extra: str) -> set[Triple]:
     proc = subprocess.run(
-        [sys.executable, "-m", "shmlint", "check", "--output-format", "json", *map(str, paths)],
+        [
+            sys.executable,
+            "-m",
+            "shmlint",
+            "check",
+            "--no-cache",
+            "--output-format",
+            "json",
+            *extra,
+            *map(str, paths),
+        ],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -68,6 +80,43 @@ def test_flake8_and_shmlint_agree_on_every_fixture(tmp_path: Path, confidence: s
         shutil.copyfile(fixture, copy)
         copies.append(copy)
     from_flake8 = _flake8(copies, tmp_path)
-    from_shmlint = _shmlint(copies, tmp_path)
+    from_shmlint = _shmlint(copies, tmp_path, "--per-file")
     assert from_shmlint, "the fixtures must produce findings"
     assert from_flake8 == from_shmlint
+
+
+def test_flake8_with_a_summary_reports_the_project_findings(tmp_path: Path) -> None:
+    case = tmp_path / "wrapper"
+    shutil.copytree(FIXTURES / "project" / "wrapper", case)
+    files = sorted(case.rglob("*.py"))
+    summary = tmp_path / "summary.json"
+    project = _shmlint([case], case, "--write-summary", str(summary))
+    assert summary.is_file()
+    per_file = _flake8(files, case)
+    with_summary = _flake8(files, case, f"--shm-summary={summary}")
+    assert with_summary == project
+    assert per_file != project  # the cross-module findings need the summary
+
+
+def test_a_bad_summary_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "summary.json"
+    bad.write_text("{}", encoding="utf-8")
+    source = tmp_path / "m.py"
+    source.write_text("import ray\nx = ray.get(1)\n", encoding="utf-8")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "--select",
+            "SHM",
+            "--shm-summary",
+            str(bad),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    assert "summary.json" in proc.stderr and "cannot read the summary" in proc.stderr

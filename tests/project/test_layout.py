@@ -1,0 +1,51 @@
+"""Module names from the package layout, and relative imports made absolute."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shmlint.project.layout import absolute_import, module_name
+
+
+def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", encoding="utf-8")
+    return path
+
+
+def test_regular_package_chain(tmp_path: Path) -> None:
+    _touch(tmp_path / "pkg" / "__init__.py")
+    _touch(tmp_path / "pkg" / "sub" / "__init__.py")
+    mod = _touch(tmp_path / "pkg" / "sub" / "mod.py")
+    assert module_name(str(mod), tmp_path) == ("pkg.sub.mod", False)
+    assert module_name(str(tmp_path / "pkg" / "sub" / "__init__.py"), tmp_path) == (
+        "pkg.sub",
+        True,
+    )
+
+
+def test_src_layout_with_namespace_package(tmp_path: Path) -> None:
+    _touch(tmp_path / "src" / "ns" / "pkg" / "__init__.py")
+    mod = _touch(tmp_path / "src" / "ns" / "pkg" / "mod.py")
+    plain = _touch(tmp_path / "src" / "ns" / "loose.py")
+    assert module_name(str(mod), tmp_path)[0] == "ns.pkg.mod"
+    assert module_name(str(plain), tmp_path)[0] == "ns.loose"
+
+
+def test_a_script_directory_is_not_a_package(tmp_path: Path) -> None:
+    script = _touch(tmp_path / "examples" / "run.py")
+    assert module_name(str(script), tmp_path)[0] == "run"
+
+
+def test_a_corpus_below_a_non_identifier_directory(tmp_path: Path) -> None:
+    _touch(tmp_path / ".corpus" / "vllm-0.19.1" / "vllm" / "__init__.py")
+    mod = _touch(tmp_path / ".corpus" / "vllm-0.19.1" / "vllm" / "utils.py")
+    assert module_name(str(mod), tmp_path)[0] == "vllm.utils"
+
+
+def test_relative_imports() -> None:
+    assert absolute_import(".x.Y", "pkg.sub.mod", False) == "pkg.sub.x.Y"
+    assert absolute_import("..x.Y", "pkg.sub.mod", False) == "pkg.x.Y"
+    assert absolute_import(".x", "pkg.sub", True) == "pkg.sub.x"
+    assert absolute_import(".", "pkg.sub", True) == "pkg.sub"
+    assert absolute_import("ray.get", "pkg.mod", False) == "ray.get"

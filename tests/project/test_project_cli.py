@@ -1,0 +1,82 @@
+"""The two phases from the command line: summaries cached, --per-file, --write-summary, bad
+files in a project run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shmlint.cli import main
+from shmlint.project.facts import ProjectFacts
+from tests.fixture_markers import FIXTURES
+
+
+@pytest.fixture
+def wrapper(tmp_path: Path) -> Path:
+    case = tmp_path / "wrapper"
+    shutil.copytree(FIXTURES / "project" / "wrapper", case)
+    return case
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, object]]:
+    main(["check", "--output-format", "json", *argv])
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def test_project_run_finds_cross_module_reads(
+    wrapper: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = _json(capsys, "--no-cache", str(wrapper))
+    chained = [f for f in found if f["path"].endswith("executor.py")]  # type: ignore[union-attr]
+    assert [f["code"] for f in chained] == ["SHM102"]
+    message = str(chained[0]["message"])
+    assert "pkg.futures.read_first()" in message and "futures.py:30" in message
+    assert chained[0]["fixable"] is False  # fixed where the read is made
+
+
+def test_per_file_run_does_not_see_them(wrapper: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    found = _json(capsys, "--no-cache", "--per-file", str(wrapper))
+    assert not [f for f in found if str(f["path"]).endswith("executor.py")]
+
+
+def test_summaries_are_cached_and_the_second_run_agrees(
+    wrapper: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = wrapper / "cache"
+    first = _json(capsys, "--cache-dir", str(cache), str(wrapper / "pkg"))
+    entries = list(cache.rglob("s*.json"))
+    assert len(entries) == 4  # one summary per module
+    second = _json(capsys, "--cache-dir", str(cache), str(wrapper / "pkg"))
+    assert first == second
+    # A change in one module changes the facts: the other files are re-checked against them.
+    futures = wrapper / "pkg" / "futures.py"
+    futures.write_text(
+        futures.read_text().replace("return refs[0].get()", "return refs[0].get().copy()")
+    )
+    third = _json(capsys, "--cache-dir", str(cache), str(wrapper / "pkg"))
+    assert not [f for f in third if str(f["path"]).endswith("executor.py")]
+
+
+def test_write_summary(wrapper: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "summary.json"
+    assert main(["check", "--no-cache", "--write-summary", str(out), str(wrapper)]) == 1
+    facts = ProjectFacts.from_json(json.loads(out.read_text()))
+    assert "pkg.futures.read_first" in facts.returned_reads
+    assert facts.attr_kinds("pkg.futures.FutureWrapper", "ref_or_refs") == {"ref"}
+    capsys.readouterr()
+    assert main(["check", "--per-file", "--write-summary", str(out), str(wrapper)]) == 2
+    assert "--write-summary needs a project-wide run" in capsys.readouterr().err
+
+
+def test_a_broken_module_does_not_stop_the_project(
+    wrapper: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (wrapper / "pkg" / "broken.py").write_text("import ray\ndef f(:\n", encoding="utf-8")
+    (wrapper / "pkg" / "latin.py").write_bytes(b"import ray\nx = '\xe9'\n")
+    found = _json(capsys, "--no-cache", str(wrapper))
+    codes = {(Path(str(f["path"])).name, f["code"]) for f in found}
+    assert ("broken.py", "SHM001") in codes and ("latin.py", "SHM001") in codes
+    assert ("executor.py", "SHM102") in codes
