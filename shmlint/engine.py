@@ -35,14 +35,8 @@ _LINES = re.compile(r"\r\n|\r|\n")
 _SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
 
 
-_COPY_WORDS = ("copy(", "array(", "tolist(", "astype(", "flatten(")
-# A detach helper by what it does (SHM301): it stores a copy back into a field, rebuilds a
-# record, or checks `flags.writeable`; the check is per line, so it may keep too much.
-_HELPER_SHAPES = re.compile(
-    r"writeable|_replace\(|replace\(|^[ \t]*\w+\.\w+[ \t]*(?::[^=\n]*)?=[^=\n][^\n]*"
-    r"(?:copy|array|tolist|astype|flatten)\(",
-    re.MULTILINE,
-)
+# What a detach helper by behaviour must spell (SHM301, see shmlint.project.helpers).
+_READ_ONLY_WORDS = ("writeable", "WRITEABLE", "is_zero_copy")
 
 
 def may_contain_source(text: str, options: Options) -> bool:
@@ -61,16 +55,12 @@ def may_contain_read(text: str, options: Options) -> bool:
 
 
 def may_contain_helper(text: str, options: Options) -> bool:
-    """A helper by name, or a copy in a file that spells an array type."""
+    """A detach helper by name, or code that checks arrays for being read-only."""
     if any(name in text for name in catalog.HELPER_NAMES):
         return True
     if any(name.rpartition(".")[2] in text for name in options.extend_sanitizers):
         return True
-    if "writeable" in text or "replace(" in text:
-        return True
-    if not any(word in text for word in _COPY_WORDS):
-        return False
-    return _HELPER_SHAPES.search(text) is not None
+    return any(word in text for word in _READ_ONLY_WORDS)
 
 
 def decode_source(data: bytes) -> str:

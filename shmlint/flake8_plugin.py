@@ -35,7 +35,8 @@ def _load_summary(path: str) -> ProjectFacts:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         return ProjectFacts.from_json(data)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-        raise SystemExit(f"shmlint: --shm-summary {path}: cannot read the summary: {error}")
+        message = f"shmlint: --shm-summary {path}: cannot read the summary: {error}"
+        raise SystemExit(message) from None
 
 
 class Plugin:

@@ -83,9 +83,7 @@ class ProjectFacts:
     slot_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     returned_reads: dict[str, ReadChain] = dataclasses.field(default_factory=dict)
     _words: re.Pattern[str] | None = dataclasses.field(default=None, repr=False, compare=False)
-    _read_names: frozenset[str] | None = dataclasses.field(
-        default=None, repr=False, compare=False
-    )
+    _read_names: frozenset[str] | None = dataclasses.field(default=None, repr=False, compare=False)
 
     # --- lookups ---------------------------------------------------------------------------------
 

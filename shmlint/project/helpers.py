@@ -34,6 +34,7 @@ _COPY_METHODS = catalog.COPY_METHODS
 _SETATTR = frozenset({"setattr", "object.__setattr__"})
 _REPLACE = frozenset({"dataclasses.replace", "copy.replace"})
 _DEEP = frozenset({"copy.deepcopy"})
+_READ_ONLY_CHECKS = frozenset({"writeable", "WRITEABLE", "is_zero_copy"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -198,7 +199,21 @@ class _Helper:
         return _join(handled, body)  # the body may run zero times
 
     def narrow(self, test: ast.expr) -> tuple[frozenset[str], frozenset[str]]:
-        """Fields known ``None`` (so nothing to detach) when ``test`` is true / false."""
+        """Fields with nothing (left) to detach when ``test`` is true / false: known ``None``,
+        or judged by the test itself (``if not out.f.flags.writeable: copy`` — on the branch
+        the test skips, the helper decided ``f`` needs no copy)."""
+        mentioned = frozenset(
+            field
+            for sub in ast.walk(test)
+            if isinstance(sub, ast.Attribute)
+            for field in [self.field_of(sub)]
+            if field is not None
+        )
+        when_true, when_false = self._none_checks(test)
+        return when_true | mentioned, when_false | mentioned
+
+    def _none_checks(self, test: ast.expr) -> tuple[frozenset[str], frozenset[str]]:
+        """Fields known ``None`` when ``test`` is true / false."""
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             right = test.comparators[0]
             if isinstance(right, ast.Constant) and right.value is None:
@@ -208,13 +223,13 @@ class _Helper:
                 if field is not None and isinstance(test.ops[0], ast.IsNot):
                     return frozenset(), frozenset({field})
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            when_true, when_false = self.narrow(test.operand)
+            when_true, when_false = self._none_checks(test.operand)
             if not when_true and not when_false:
                 field = self.field_of(test.operand)
                 return (frozenset({field}), frozenset()) if field else (frozenset(), frozenset())
             return when_false, when_true
         if isinstance(test, ast.BoolOp):
-            parts = [self.narrow(value) for value in test.values]
+            parts = [self._none_checks(value) for value in test.values]
             if isinstance(test.op, ast.And):
                 return frozenset().union(*(p[0] for p in parts)), frozenset()
             return frozenset(), frozenset().union(*(p[1] for p in parts))
@@ -236,21 +251,20 @@ def _join(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] 
     return a & b
 
 
-def _has_copy(node: ast.AST) -> bool:
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Call):
-            name = last_name(sub.func)
-            if isinstance(sub.func, ast.Attribute) and name in _COPY_METHODS:
-                return True
-            if name in {"array", "copy", "deepcopy"} or name in catalog.HELPER_NAMES:
-                return True
-    return False
-
-
 def _detaches_param_fields(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
-    """True when the body stores copies back into fields of ``param`` (``p.f = p.f.copy()``,
-    ``p._replace(f=np.array(p.f))``), or copies after checking ``flags.writeable``: a detach
-    helper by what it does, whatever its name. Copying a field for other uses is not enough."""
+    """A detach helper by what it does, whatever its name: it copies *read-only* arrays (it
+    checks ``flags.writeable`` or ``is_zero_copy``) and stores the copies back into fields of
+    ``param`` (``p.f = …``, ``p._replace(f=…)``, ``replace(p, f=…)``). Copying fields for
+    other uses, or storing copies without a read-only check, is ordinary code (measured on
+    vLLM 0.34: model-setup functions store copies back into their own fields)."""
+    checks_read_only = any(
+        (isinstance(sub, ast.Attribute) and sub.attr in _READ_ONLY_CHECKS)
+        or (isinstance(sub, ast.Constant) and sub.value in _READ_ONLY_CHECKS)
+        or (isinstance(sub, ast.Name) and sub.id in _READ_ONLY_CHECKS)
+        for sub in ast.walk(node)
+    )
+    if not checks_read_only:
+        return False
     body = list(statements(node.body, into_scopes=False))
     names = {param}  # the parameter, and the loop variables over it (`for o in outputs`)
     for statement in body:
@@ -266,27 +280,24 @@ def _detaches_param_fields(node: ast.FunctionDef | ast.AsyncFunctionDef, param: 
             targets = statement.targets
         elif isinstance(statement, ast.AnnAssign):
             targets = [statement.target]
-        value = getattr(statement, "value", None)
         for target in targets:
             if (
                 isinstance(target, ast.Attribute)
                 and isinstance(target.value, ast.Name)
                 and target.value.id in names
-                and value is not None
-                and _has_copy(value)
             ):
                 return True
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Call) and any(_has_copy(kw.value) for kw in sub.keywords):
+        if isinstance(sub, ast.Call) and sub.keywords:
             func = sub.func
-            on_param = isinstance(func, ast.Attribute) and func.attr == "_replace"
-            on_param = on_param and isinstance(func, ast.Attribute) and _is_name(func.value, param)
-            if on_param or (
-                last_name(func) == "replace" and sub.args and _is_name(sub.args[0], param)
-            ):
+            if isinstance(func, ast.Attribute) and func.attr == "_replace":
+                root = func.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in names:
+                    return True
+            if last_name(func) == "replace" and sub.args and _is_name(sub.args[0], param):
                 return True
-        if isinstance(sub, ast.Attribute) and sub.attr == "writeable" and _has_copy(node):
-            return True
     return False
 
 

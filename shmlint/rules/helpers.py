@@ -15,10 +15,13 @@ class IncompleteDetachHelper(Rule):
     known to be `None` on a path (`if out.logprobs is None: return`) is not missed there.
 
     A detach helper is a function named like the bundled helpers, a configured sanitizer
-    (`extend-sanitizers`), or any function that copies arrays taken from fields of its
-    parameter; its parameter must be annotated with a class of the project. A field counts
-    as detached when it is assigned (`out.f = …`, `setattr(out, "f", …)`), rebuilt
-    (`dataclasses.replace(out, f=…)`, `out._replace(f=…)`) or passed to a detach helper.
+    (`extend-sanitizers`), or any function that copies *read-only* arrays back into fields
+    of its parameter (it checks `flags.writeable` or `is_zero_copy`); its parameter must be
+    annotated with a class of the project (or a list / `Optional` of one). A field counts as
+    detached on a path when it is assigned (`out.f = …`, `setattr(out, "f", …)`), rebuilt
+    (`dataclasses.replace(out, f=…)`, `out._replace(f=…)`), passed to a detach helper, or
+    tested by a condition the path did not enter (`if out.f is None`, `if not
+    out.f.flags.writeable`).
 
     ## Why is this bad?
     Hand-written helpers list fields, and field lists rot: vLLM's
@@ -38,7 +41,8 @@ class IncompleteDetachHelper(Rule):
         routed_experts: np.ndarray | None
 
     def detach_step_output(output: StepOutput) -> None:
-        output.token_ids = output.token_ids.copy()
+        if not output.token_ids.flags.writeable:
+            output.token_ids = output.token_ids.copy()
     ```
 
     ## Use instead
@@ -52,8 +56,9 @@ class IncompleteDetachHelper(Rule):
         routed_experts: np.ndarray | None
 
     def detach_step_output(output: StepOutput) -> None:
-        output.token_ids = output.token_ids.copy()
-        if output.routed_experts is not None:
+        if not output.token_ids.flags.writeable:
+            output.token_ids = output.token_ids.copy()
+        if output.routed_experts is not None and not output.routed_experts.flags.writeable:
             output.routed_experts = output.routed_experts.copy()
     ```
 
