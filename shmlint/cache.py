@@ -18,6 +18,7 @@ from typing import Any
 
 from shmlint._version import __version__
 from shmlint.config import Config
+from shmlint.project.facts import ProjectFacts
 from shmlint.project.summary import ModuleSummary
 from shmlint.types import Confidence, FileResult, Finding, SourceKind
 
@@ -169,6 +170,23 @@ class Cache:
         """Store a module summary (or the fact that the file has none)."""
         body = None if summary is None else summary.to_json()
         self._write(key, json.dumps({"key": key, "summary": body}))
+
+    def get_facts(self, key: str) -> ProjectFacts | None:
+        """Cached merged project facts, or None."""
+        text = self._read(key)
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict) or data.get("key") != key:
+                return None
+            return ProjectFacts.from_json(data["facts"])
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def put_facts(self, key: str, facts: ProjectFacts) -> None:
+        """Store merged project facts."""
+        self._write(key, json.dumps({"key": key, "facts": facts.to_json()}))
 
     def put(self, key: str, result: FileResult) -> None:
         """Store a result; a cache that cannot be written is silently not used."""

@@ -21,9 +21,9 @@ from shmlint.cache import Cache, clean, default_directory
 from shmlint.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.discovery import iter_python_files
 from shmlint.engine import check_bytes
-from shmlint.project.facts import ProjectFacts, merge
+from shmlint.project.facts import ProjectFacts
 from shmlint.rules import RULES, rule_doc
-from shmlint.runner import check_files, default_jobs, summarize_files
+from shmlint.runner import check_files, default_jobs, project_facts
 from shmlint.types import Confidence, FileResult, Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -184,8 +184,7 @@ def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     jobs = args.jobs or default_jobs()
     facts = None
     if files and not args.per_file:
-        summaries = summarize_files(files, config, jobs=jobs, cache=cache)
-        facts = merge(summaries, config.options.array_types)
+        facts = project_facts(files, config, jobs=jobs, cache=cache)
         if cache is not None:
             cache = cache.with_facts(facts.digest())
     if args.write_summary is not None:

@@ -8,6 +8,7 @@ order of the inputs, whatever the number of jobs.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TypeVar
 from shmlint.cache import Cache
 from shmlint.config import Config
 from shmlint.engine import check_bytes, check_path, summarize_bytes
-from shmlint.project.facts import ProjectFacts
+from shmlint.project.facts import ProjectFacts, merge
 from shmlint.project.summary import ModuleSummary
 from shmlint.types import FileResult
 
@@ -67,6 +68,32 @@ def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
         except OSError:
             contents.append(None)
     return contents
+
+
+def project_facts(
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    *,
+    jobs: int,
+    cache: Cache | None,
+) -> ProjectFacts:
+    """Phase 1 and the merge. The merged facts are cached too, keyed by every file's summary
+    key: a warm run with no file changed reads one entry, not one summary per file."""
+    if cache is None:
+        return merge(
+            summarize_files(files, config, jobs=jobs, cache=None), config.options.array_types
+        )
+    digest = hashlib.sha256(b"facts")
+    for (_, display), data in zip(files, _read_all(files)):
+        if data is not None:
+            digest.update(cache.summary_key(display, data).encode())
+    key = "f" + digest.hexdigest()
+    facts = cache.get_facts(key)
+    if facts is None:
+        summaries = summarize_files(files, config, jobs=jobs, cache=cache)
+        facts = merge(summaries, config.options.array_types)
+        cache.put_facts(key, facts)
+    return facts
 
 
 def summarize_files(
