@@ -3,8 +3,8 @@
     python benchmarks/bench_tree.py [ray==2.60.0 | PATH] [--jobs 2]
 
 Fetches the ray wheel once (``pip download --no-deps``), unpacks its ``.py`` files into the
-ignored ``.corpus/``, then times on that tree: ``shmlint check --no-cache`` (cold), ``shmlint
-check`` twice (warm cache), plain flake8 (default plugins, ``-j``), ``flake8 --select SHM``
+ignored ``.corpus/``, then times on that tree: ``shmlint check --per-file --no-cache``
+(cold), the same twice with a cache (warm), the project-wide ``shmlint check`` (cold, warm), plain flake8 (default plugins, ``-j``), ``flake8 --select SHM``
 (the plugin), and ``ruff check --no-cache``. Prints wall time, lines/s, peak memory, ratios,
 and how many files the prefilter skipped. Speed is reported here, never asserted in a test.
 """
@@ -68,10 +68,14 @@ def main() -> int:
     jobs = str(args.jobs)
     cache = Path(tempfile.mkdtemp(prefix="shmlint-bench-cache-"))
     shmlint = [_tool("shmlint"), "check", "--exit-zero", "--isolated", "-j", jobs, "."]
+    project_cache = Path(tempfile.mkdtemp(prefix="shmlint-bench-project-"))
     runs = [
-        ("shmlint cold (--no-cache)", [*shmlint, "--no-cache"]),
-        ("shmlint warm #1", [*shmlint, "--cache-dir", str(cache)]),
-        ("shmlint warm #2", [*shmlint, "--cache-dir", str(cache)]),
+        ("shmlint cold (--no-cache)", [*shmlint, "--per-file", "--no-cache"]),
+        ("shmlint warm #1", [*shmlint, "--per-file", "--cache-dir", str(cache)]),
+        ("shmlint warm #2", [*shmlint, "--per-file", "--cache-dir", str(cache)]),
+        ("shmlint project cold", [*shmlint, "--no-cache"]),
+        ("shmlint project warm #1", [*shmlint, "--cache-dir", str(project_cache)]),
+        ("shmlint project warm #2", [*shmlint, "--cache-dir", str(project_cache)]),
         (
             "flake8 (default plugins)",
             [
@@ -118,6 +122,7 @@ def main() -> int:
         times[name] = wall
         print(f"{name:<28} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}")
     shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(project_cache, ignore_errors=True)
     cold, warm = times["shmlint cold (--no-cache)"], times["shmlint warm #2"]
     flake8, ruff = times["flake8 (default plugins)"], times["ruff check --no-cache"]
     plugin_cost = times["flake8 default + SHM"] / flake8 - 1
@@ -126,6 +131,10 @@ def main() -> int:
     print(f"shmlint cold / ruff     = {cold / ruff:.2f}    (goal <= 2)")
     print(f"shmlint warm / ruff     = {warm / ruff:.2f}    (goal <= 1)")
     print(f"flake8 plugin overhead  = {plugin_cost:+.1%}  (goal <= +5%)")
+    project = times["shmlint project cold"]
+    print(f"project cold / per-file = {project / cold:.2f}    (the cost of the project phase)")
+    print(f"project cold / flake8   = {project / flake8:.3f}")
+    print(f"project warm / ruff     = {times['shmlint project warm #2'] / ruff:.2f}")
     return 0
 
 
