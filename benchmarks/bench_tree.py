@@ -4,9 +4,10 @@
 
 Fetches the ray wheel once (``pip download --no-deps``), unpacks its ``.py`` files into the
 ignored ``.corpus/``, then times on that tree: ``shmlint check --per-file --no-cache``
-(cold), the same twice with a cache (warm), the project-wide ``shmlint check`` (cold, warm), plain flake8 (default plugins, ``-j``), ``flake8 --select SHM``
-(the plugin), and ``ruff check --no-cache``. Prints wall time, lines/s, peak memory, ratios,
-and how many files the prefilter skipped. Speed is reported here, never asserted in a test.
+(cold), the same twice with a cache (warm), the project-wide ``shmlint check`` (cold, warm),
+plain flake8 (default plugins, ``-j``), ``flake8 --select SHM`` (the plugin), and ``ruff check
+--no-cache``. Prints wall time, lines/s, peak memory, ratios, and how many files the
+prefilter skipped. Speed is reported here, never asserted in a test.
 """
 
 from __future__ import annotations
