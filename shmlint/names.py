@@ -103,6 +103,16 @@ def qualified_name(node: ast.expr, scope: Scope) -> str | None:
     return None
 
 
+def dotted_name(node: ast.expr) -> str | None:
+    """``a.b.c`` as spelled (no import resolution); None for anything but names."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
 def last_name(node: ast.expr) -> str | None:
     """The last component of a dotted name expression (``a.b.c`` → ``c``), spelling only."""
     if isinstance(node, ast.Name):

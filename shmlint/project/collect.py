@@ -10,7 +10,7 @@ import ast
 import dataclasses
 
 from shmlint.astwalk import statements
-from shmlint.names import Scope, last_name
+from shmlint.names import Scope, dotted_name, last_name
 from shmlint.project.layout import absolute_import
 from shmlint.project.summary import (
     RECORD_BASES,
@@ -35,14 +35,8 @@ class Recorder:
 
 
 def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    if isinstance(node, ast.Subscript):  # `Generic[T]`, `NamedTuple` subscripts: the head
-        return _dotted(node.value)
-    return None
+    """A base class or decorator's dotted name; of `Generic[T]`, the head."""
+    return dotted_name(node.value if isinstance(node, ast.Subscript) else node)
 
 
 def qualify(dotted: str, module: str, scope: Scope, is_package: bool) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from shmlint.annotations import Evidence, evidence
 from shmlint.dataflow.values import REF
+from shmlint.names import dotted_name
 from shmlint.project.summary import ModuleSummary
 from shmlint.types import SourceKind
 
@@ -293,21 +294,12 @@ class _Classes:
             return Evidence.UNKNOWN
 
         def leaf(expr: ast.expr) -> Evidence:
-            dotted = _dotted(expr)
+            dotted = dotted_name(expr)
             if dotted is None:
                 return Evidence.UNKNOWN
             return self.resolve(self.qualify(summary, dotted))
 
         return evidence(node, self.array_types, leaf)
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
 
 
 def _parameter_slot(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from shmlint.annotations import Evidence
-from shmlint.names import Scope, qualified_name
+from shmlint.names import Scope, dotted_name, qualified_name
 from shmlint.project.collect import Recorder
 from shmlint.project.facts import ProjectFacts, ReadChain
 from shmlint.project.layout import absolute_import
@@ -41,7 +41,7 @@ class ProjectView:
                 return None
             if any(root.id in s.locals for s in _chain(scope) if s is not module_scope):
                 return None  # bound in a function: a variable, not the module's definition
-            dotted = _dotted(node)
+            dotted = dotted_name(node)
             name = f"{self.module}.{dotted}" if dotted else None
             return None if name is None else self.facts.canonical(name)
         return self.facts.canonical(absolute_import(name, self.module, self.is_package))
@@ -76,12 +76,3 @@ def _chain(scope: Scope) -> list[Scope]:
         chain.append(current)
         current = current.parent
     return chain
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
