@@ -115,6 +115,8 @@ def test_prefilter_skips_files_without_sources(tmp_path: Path) -> None:
 def test_prefilter_and_gate_lose_nothing_on_the_ray_tree() -> None:
     from benchmarks.corpus import corpus
     from shmlint.dataflow import analyze_module
+    from shmlint.engine import project_view
+    from shmlint.names import Scope
 
     root = corpus("ray==2.60.0")
     differences = []
@@ -127,9 +129,43 @@ def test_prefilter_and_gate_lose_nothing_on_the_ray_tree() -> None:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        # text=None: no prefilter, no per-body gate, every facts pass.
-        raw = analyze_module(tree, MEDIUM.options, None)
+        # text=None: no prefilter, no per-body gate, every facts pass; the same per-file view
+        # of the module's own classes as check_path uses.
+        scope = Scope(tree, None)
+        view = project_view(tree, scope, str(path), MEDIUM, None)
+        raw = analyze_module(tree, MEDIUM.options, None, view, scope)
         unfiltered = {(r.code, r.site.line) for r in raw}
+        filtered = {(f.code, f.line) for f in with_filters}
+        if filtered != unfiltered:
+            differences.append((path, filtered ^ unfiltered))
+    assert not differences, differences[:5]
+
+
+@pytest.mark.slow
+def test_prefilter_and_gate_lose_nothing_in_a_project_run() -> None:
+    """Project mode: the prefilter (with the facts' own words) and the per-body gate (with the
+    names of functions that return reads) keep every finding of an unfiltered analysis."""
+    import ast
+
+    from benchmarks.corpus import corpus
+    from shmlint.engine import analyze_tree
+    from shmlint.runner import project_facts
+
+    root = corpus("ray==2.60.0")
+    paths = sorted(root.rglob("*.py"))
+    facts = project_facts([(p, str(p)) for p in paths], MEDIUM, jobs=2, cache=None)
+    differences = []
+    for path in paths:
+        with_filters = check_path(path, str(path), MEDIUM, prefilter=True, facts=facts).findings
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        lines = text.splitlines()
+        unfiltered = {
+            (f.code, f.line) for f in analyze_tree(tree, lines, str(path), MEDIUM, None, facts)
+        }
         filtered = {(f.code, f.line) for f in with_filters}
         if filtered != unfiltered:
             differences.append((path, filtered ^ unfiltered))
