@@ -14,15 +14,17 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shmlint._version import __version__
 from shmlint.config import Config
 from shmlint.project.facts import ProjectFacts
-from shmlint.project.summary import ModuleSummary
 from shmlint.types import Confidence, FileResult, Finding, SourceKind
 
-FORMAT = 1
+if TYPE_CHECKING:
+    from shmlint.project.passes import FirstPass
+
+FORMAT = 2
 DIRECTORY_NAME = ".shmlint_cache"
 
 
@@ -59,7 +61,8 @@ def clean(directory: Path) -> bool:
     return True
 
 
-def _encode(result: FileResult, key: str) -> str:
+def encode_result(result: FileResult) -> dict[str, Any]:
+    """A result as JSON-able data."""
     findings = []
     for finding in result.findings:
         item: dict[str, Any] = {
@@ -68,21 +71,16 @@ def _encode(result: FileResult, key: str) -> str:
         item["confidence"] = finding.confidence.value
         item["source_kind"] = finding.source_kind.value
         findings.append(item)
-    return json.dumps(
-        {
-            "key": key,
-            "path": result.path,
-            "parsed": result.parsed,
-            "skipped": result.skipped,
-            "findings": findings,
-        }
-    )
+    return {
+        "path": result.path,
+        "parsed": result.parsed,
+        "skipped": result.skipped,
+        "findings": findings,
+    }
 
 
-def _decode(text: str, key: str) -> FileResult | None:
-    data = json.loads(text)
-    if not isinstance(data, dict) or data.get("key") != key:
-        return None
+def decode_result(data: dict[str, Any]) -> FileResult:
+    """The inverse of :func:`encode_result` (raises on foreign data)."""
     findings = []
     for item in data["findings"]:
         item = dict(item)
@@ -97,8 +95,9 @@ def _decode(text: str, key: str) -> FileResult | None:
 class Cache:
     """The cache of one run (one configuration).
 
-    Two kinds of entry: per-file results (phase 2, keyed also by the digest of the project
-    facts they were checked against) and module summaries (phase 1, keyed by bytes and path).
+    Entries: per-file results (keyed also by the digest of the project facts a phase-2 result
+    was checked against), phase-1 entries (summary, per-file result and questions, keyed by
+    bytes and path), and merged project facts (keyed by every phase-1 key of the run).
     """
 
     def __init__(self, directory: Path, config: Config, facts_digest: str = "") -> None:
@@ -124,7 +123,7 @@ class Cache:
         return digest.hexdigest()
 
     def summary_key(self, display: str, data: bytes) -> str:
-        """The key of one file's module summary (independent of the rest of the project)."""
+        """The key of one file's phase-1 entry (independent of the rest of the project)."""
         digest = hashlib.sha256(f"summary\0{self._config_salt}".encode())
         digest.update(display.encode("utf-8", "surrogateescape") + b"\0")
         digest.update(data)
@@ -139,11 +138,27 @@ class Cache:
         except OSError:
             return None
 
+    def _entry(self, key: str) -> Any:
+        """The JSON body stored under ``key`` (None: missing, unreadable or not this key's)."""
+        text = self._read(key)
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or data.get("key") != key:
+            return None
+        return data.get("body")
+
+    def _store(self, key: str, body: Any) -> None:
+        self._write(key, json.dumps({"key": key, "body": body}))
+
     def get(self, key: str) -> FileResult | None:
         """The cached result, or None (missing, unreadable, corrupt or not this key's)."""
-        text = self._read(key)
+        body = self._entry(key)
         try:
-            result = _decode(text, key) if text is not None else None
+            result = decode_result(body) if body is not None else None
         except (ValueError, KeyError, TypeError):
             result = None
         if result is None:
@@ -152,45 +167,37 @@ class Cache:
             self.hits += 1
         return result
 
-    def get_summary(self, key: str) -> ModuleSummary | None | bool:
-        """A cached summary; ``None`` cached for a file without one; False when not cached."""
-        text = self._read(key)
-        if text is None:
-            return False
-        try:
-            data = json.loads(text)
-            if not isinstance(data, dict) or data.get("key") != key:
-                return False
-            summary = data["summary"]
-            return None if summary is None else ModuleSummary.from_json(summary)
-        except (ValueError, KeyError, TypeError):
-            return False
+    def get_first_pass(self, key: str) -> FirstPass | None:
+        """A cached phase-1 entry (summary, per-file result, questions), or None."""
+        from shmlint.project.passes import decode
 
-    def put_summary(self, key: str, summary: ModuleSummary | None) -> None:
-        """Store a module summary (or the fact that the file has none)."""
-        body = None if summary is None else summary.to_json()
-        self._write(key, json.dumps({"key": key, "summary": body}))
+        body = self._entry(key)
+        try:
+            return decode(body) if body is not None else None
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def put_first_pass(self, key: str, item: FirstPass) -> None:
+        """Store a phase-1 entry."""
+        from shmlint.project.passes import encode
+
+        self._store(key, encode(item))
 
     def get_facts(self, key: str) -> ProjectFacts | None:
         """Cached merged project facts, or None."""
-        text = self._read(key)
-        if text is None:
-            return None
+        body = self._entry(key)
         try:
-            data = json.loads(text)
-            if not isinstance(data, dict) or data.get("key") != key:
-                return None
-            return ProjectFacts.from_json(data["facts"])
+            return ProjectFacts.from_json(body) if body is not None else None
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
     def put_facts(self, key: str, facts: ProjectFacts) -> None:
         """Store merged project facts."""
-        self._write(key, json.dumps({"key": key, "facts": facts.to_json()}))
+        self._store(key, facts.to_json())
 
     def put(self, key: str, result: FileResult) -> None:
         """Store a result; a cache that cannot be written is silently not used."""
-        self._write(key, _encode(result, key))
+        self._store(key, encode_result(result))
 
     def _write(self, key: str, text: str) -> None:
         path = self._path(key)

@@ -23,7 +23,7 @@ from shmlint.discovery import iter_python_files
 from shmlint.engine import check_bytes
 from shmlint.project.facts import ProjectFacts
 from shmlint.rules import RULES, rule_doc
-from shmlint.runner import check_files, default_jobs, project_facts
+from shmlint.runner import check_files, check_project, default_jobs
 from shmlint.types import Confidence, FileResult, Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -184,14 +184,12 @@ def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     jobs = args.jobs or default_jobs()
     facts = None
     if files and not args.per_file:
-        facts = project_facts(files, config, jobs=jobs, cache=cache)
-        if cache is not None:
-            cache = cache.with_facts(facts.digest())
+        facts, outcomes = check_project(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
+    else:
+        outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
     if args.write_summary is not None:
         _write_summary(args.write_summary, facts)
-    results = iter(
-        check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter, facts=facts)
-    )
+    results = iter(outcomes)
     paths = iter(files)
     return [
         item if item is not None else Checked(next(paths)[0], None, next(results))

@@ -20,18 +20,17 @@ from shmlint.dataflow.values import Label
 from shmlint.fingerprint import fingerprints
 from shmlint.names import Scope
 from shmlint.options import Options
-from shmlint.project.collect import Recorder, summarize_syntax
+from shmlint.project.collect import summarize_syntax
 from shmlint.project.facts import ProjectFacts, merge
 from shmlint.project.helpers import incomplete_helpers
 from shmlint.project.layout import module_name
-from shmlint.project.summary import ModuleSummary
 from shmlint.project.view import ProjectView
 from shmlint.rules import RULES
 from shmlint.suppress import is_suppressed
 from shmlint.types import Confidence, FileResult, Finding, SourceKind
 
 # A file that mentions none of these cannot contain a source: it is never parsed.
-_LINES = re.compile(r"\r\n|\r|\n")
+LINES = re.compile(r"\r\n|\r|\n")
 _SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
 
 
@@ -86,7 +85,7 @@ def check_bytes(
     try:
         text = decode_source(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        return _error_result(path, config, 1, 0, f"cannot decode the file: {error}")
+        return error_result(path, config, 1, 0, f"cannot decode the file: {error}")
     return check_text(text, path, config, prefilter=prefilter, facts=facts)
 
 
@@ -102,11 +101,11 @@ def check_path(
     try:
         data = path.read_bytes()
     except OSError as error:
-        return _error_result(display, config, 1, 0, f"cannot read the file: {error.strerror}")
+        return error_result(display, config, 1, 0, f"cannot read the file: {error.strerror}")
     return check_bytes(data, display, config, prefilter=prefilter, facts=facts)
 
 
-def _parse(text: str, path: str) -> ast.Module | tuple[int, int, str]:
+def parse_source(text: str, path: str) -> ast.Module | tuple[int, int, str]:
     """The tree, or (line, column, message) of why there is none."""
     try:
         with warnings.catch_warnings():
@@ -132,37 +131,15 @@ def check_text(
     if prefilter and not may_contain_source(text, config.options):
         if facts is None or not facts.may_matter(text):
             return FileResult(path, (), parsed=False, skipped=True)
-    tree = _parse(text, path)
+    tree = parse_source(text, path)
     if not isinstance(tree, ast.Module):
-        return _error_result(path, config, *tree)
-    lines = _LINES.split(text)  # ast's own line breaks (str.splitlines also breaks on \f ...)
+        return error_result(path, config, *tree)
+    lines = LINES.split(text)  # ast's own line breaks (str.splitlines also breaks on \f ...)
     try:
         findings = analyze_tree(tree, lines, path, config, text, facts)
     except RecursionError:
-        return _error_result(path, config, 1, 0, "the file is too deeply nested to analyse")
+        return error_result(path, config, 1, 0, "the file is too deeply nested to analyse")
     return FileResult(path, tuple(findings), parsed=True)
-
-
-def summarize_bytes(data: bytes, path: str, config: Config) -> ModuleSummary | None:
-    """Phase 1: the summary of one module (None when it cannot be decoded or parsed; phase 2
-    reports that as SHM001)."""
-    try:
-        text = decode_source(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError):
-        return None
-    tree = _parse(text, path)
-    if not isinstance(tree, ast.Module):
-        return None
-    module, is_package = module_name(path, config.root)
-    try:
-        scope = Scope(tree, None, walrus=":=" in text)
-        recorder = Recorder()
-        if may_contain_read(text, config.options):
-            view = ProjectView(ProjectFacts(), module, is_package, recorder)
-            analyze_module(tree, config.options, text, view, scope)
-        return summarize_syntax(tree, module, path, is_package, scope, recorder)
-    except RecursionError:
-        return None
 
 
 def project_view(
@@ -185,15 +162,31 @@ def analyze_tree(
     facts: ProjectFacts | None = None,
 ) -> list[Finding]:
     """The filtered findings of a parsed module (the flake8 plugin enters here)."""
-    findings = []
-    threshold = config.options.min_confidence.rank
     scope = Scope(tree, None, walrus=text is None or ":=" in text)
     view = project_view(tree, scope, path, config, facts)
+    return analyze_with_view(tree, lines, path, config, text, view, scope)
+
+
+def analyze_with_view(
+    tree: ast.Module,
+    lines: list[str],
+    path: str,
+    config: Config,
+    text: str | None,
+    view: ProjectView,
+    scope: Scope,
+) -> list[Finding]:
+    """The filtered findings of a parsed module seen through ``view``. Reads that exist only
+    for phase 1's summary (``needs_ref``) are never reported."""
+    findings = []
+    threshold = config.options.min_confidence.rank
     raws = analyze_module(tree, config.options, text, view, scope)
-    for miss in incomplete_helpers(tree, scope, view, config.options):
+    for miss in incomplete_helpers(tree, scope, view, config.options, text):
         label = Label(miss.site, SourceKind.NONE, 0, "none")
         raws.append(RawFinding("SHM301", miss.site, label, Confidence.HIGH, miss.message))
     for raw in raws:
+        if raw.label.needs_ref:
+            continue
         if raw.confidence.rank < threshold or not config.is_enabled(raw.code, path):
             continue
         line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
@@ -252,7 +245,7 @@ def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) ->
     )
 
 
-def _error_result(path: str, config: Config, line: int, col: int, message: str) -> FileResult:
+def error_result(path: str, config: Config, line: int, col: int, message: str) -> FileResult:
     findings: tuple[Finding, ...] = ()
     if config.is_enabled("SHM001", path):
         finding = Finding(

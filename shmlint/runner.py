@@ -1,8 +1,9 @@
 """Run the engine over many files: cache lookups, then a process pool when it pays.
 
-A project run has two phases (docs/project-analysis.md): every file's module summary
-(:func:`summarize_files`), merged into project facts, then every file checked against those
-facts (:func:`check_files`). Both phases use the cache and the pool. Results come back in the
+A project run (:func:`check_project`, docs/project-analysis.md) has two phases: every file's
+phase-1 pass (summary, per-file result, questions), merged into project facts, then the files
+those facts may change checked against them (:func:`check_files`). Both phases use the cache
+and the pool. Results come back in the
 order of the inputs, whatever the number of jobs.
 """
 
@@ -16,9 +17,9 @@ from typing import TypeVar
 
 from shmlint.cache import Cache
 from shmlint.config import Config
-from shmlint.engine import check_bytes, check_path, summarize_bytes
+from shmlint.engine import check_bytes, check_path
 from shmlint.project.facts import ProjectFacts, merge
-from shmlint.project.summary import ModuleSummary
+from shmlint.project.passes import FirstPass, first_pass
 from shmlint.types import FileResult
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
@@ -54,10 +55,10 @@ def _check_chunk(
     ]
 
 
-def _summarize_chunk(
+def _first_chunk(
     chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
-) -> list[ModuleSummary | None]:
-    return [summarize_bytes(data, display, config) for display, data in chunk]
+) -> list[FirstPass]:
+    return [first_pass(data, display, config, prefilter=prefilter) for display, data in chunk]
 
 
 def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
@@ -70,59 +71,77 @@ def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
     return contents
 
 
-def project_facts(
+def check_project(
     files: Sequence[tuple[Path, str]],
     config: Config,
     *,
     jobs: int,
     cache: Cache | None,
-) -> ProjectFacts:
-    """Phase 1 and the merge. The merged facts are cached too, keyed by every file's summary
-    key: a warm run with no file changed reads one entry, not one summary per file."""
-    if cache is None:
-        return merge(
-            summarize_files(files, config, jobs=jobs, cache=None), config.options.array_types
-        )
-    digest = hashlib.sha256(b"facts")
-    for (_, display), data in zip(files, _read_all(files)):
-        if data is not None:
-            digest.update(cache.summary_key(display, data).encode())
-    key = "f" + digest.hexdigest()
-    facts = cache.get_facts(key)
-    if facts is None:
-        summaries = summarize_files(files, config, jobs=jobs, cache=cache)
-        facts = merge(summaries, config.options.array_types)
-        cache.put_facts(key, facts)
-    return facts
-
-
-def summarize_files(
-    files: Sequence[tuple[Path, str]],
-    config: Config,
-    *,
-    jobs: int,
-    cache: Cache | None,
-) -> list[ModuleSummary]:
-    """Phase 1: the module summary of every file that can be read and parsed."""
-    summaries: list[ModuleSummary] = []
-    todo: list[tuple[str, bytes, str | None]] = []
-    for (_, display), data in zip(files, _read_all(files)):
+    prefilter: bool = True,
+) -> tuple[ProjectFacts, list[FileResult]]:
+    """The project run (shmlint/project/passes.py): phase 1 on every file, the merge, phase 2
+    on the files whose findings the project's facts may change; results in input order."""
+    contents = _read_all(files)
+    firsts: list[FirstPass | None] = [None] * len(files)
+    keys: list[str | None] = [None] * len(files)
+    todo: list[int] = []
+    for index, ((_, display), data) in enumerate(zip(files, contents)):
         if data is None:
             continue
-        key = cache.summary_key(display, data) if cache is not None else None
-        cached = cache.get_summary(key) if cache is not None and key is not None else False
-        if cached is False:
-            todo.append((display, data, key))
-        elif cached is not None and not isinstance(cached, bool):
-            summaries.append(cached)
-    items = [(display, data) for display, data, _ in todo]
-    computed = _fan_out(_summarize_chunk, items, config, jobs, True, None)
-    for (_, _, key), summary in zip(todo, computed):
-        if cache is not None and key is not None:
-            cache.put_summary(key, summary)
-        if summary is not None:
-            summaries.append(summary)
-    return summaries
+        if cache is not None:
+            keys[index] = key = cache.summary_key(display, data)
+            firsts[index] = cache.get_first_pass(key)
+        if firsts[index] is None:
+            todo.append(index)
+    items = [(files[i][1], contents[i] or b"") for i in todo]
+    for index, computed in zip(todo, _fan_out(_first_chunk, items, config, jobs, prefilter, None)):
+        firsts[index] = computed
+        stored = keys[index]
+        if cache is not None and stored is not None:
+            cache.put_first_pass(stored, computed)
+    facts = _merged(firsts, keys, config, cache)
+    second = [
+        i
+        for i, (item, data) in enumerate(zip(firsts, contents))
+        if item is not None and data is not None and item.needs_second_pass(facts, data)
+    ]
+    phase_two = cache.with_facts(facts.digest()) if cache is not None else None
+    rechecked = check_files(
+        [files[i] for i in second],
+        config,
+        jobs=jobs,
+        cache=phase_two,
+        prefilter=prefilter,
+        facts=facts,
+    )
+    results: list[FileResult] = []
+    again = dict(zip(second, rechecked))
+    for index, ((path, display), item) in enumerate(zip(files, firsts)):
+        if index in again:
+            results.append(again[index])
+        elif item is not None:
+            results.append(item.result)
+        else:
+            results.append(check_path(path, display, config, prefilter=prefilter))  # unreadable
+    return facts, results
+
+
+def _merged(
+    firsts: list[FirstPass | None], keys: list[str | None], config: Config, cache: Cache | None
+) -> ProjectFacts:
+    """Merge the summaries; cached under the digest of every phase-1 key of the run."""
+    summaries = [f.summary for f in firsts if f is not None and f.summary is not None]
+    if cache is None:
+        return merge(summaries, config.options.array_types)
+    digest = hashlib.sha256(b"facts")
+    for key in keys:
+        digest.update((key or "-").encode())
+    facts_key = "f" + digest.hexdigest()
+    facts = cache.get_facts(facts_key)
+    if facts is None:
+        facts = merge(summaries, config.options.array_types)
+        cache.put_facts(facts_key, facts)
+    return facts
 
 
 def check_files(

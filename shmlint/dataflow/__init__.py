@@ -53,7 +53,7 @@ def analyze_module(
                 break
         ctx.reporting = True
     if text is not None:
-        extra = project.facts.read_names() if project is not None else frozenset()
+        extra = project.facts.gate_words(project.module) if project is not None else frozenset()
         ctx.gate = Gate(text, options, extra)
     FunctionAnalysis(ctx, tree, module_scope).run()
     return sorted(

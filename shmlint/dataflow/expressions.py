@@ -145,7 +145,8 @@ class ExpressionMixin(AnalysisBase):
     ) -> Value:
         """The value of a read: tainted with the read's own label."""
         label = self.ctx.label(node, kind, self.placement(), origins, needs_ref, via)
-        if kind is SourceKind.CHANNEL:
+        # A phase-1-only read (`needs_ref`) must not change how real reads are judged.
+        if kind is SourceKind.CHANNEL and not needs_ref:
             for loop in self.loops:
                 loop.reads.add(label)
         return Value(frozenset({label}), direct=True)

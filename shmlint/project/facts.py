@@ -83,13 +83,24 @@ class ProjectFacts:
     classes: dict[str, ClassFact] = dataclasses.field(default_factory=dict)
     slot_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     returned_reads: dict[str, ReadChain] = dataclasses.field(default_factory=dict)
-    _words: re.Pattern[str] | None = dataclasses.field(default=None, repr=False, compare=False)
-    _read_names: frozenset[str] | None = dataclasses.field(default=None, repr=False, compare=False)
+    _readers: tuple[frozenset[str], dict[str, frozenset[str]]] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+    _canonical: dict[str, str] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    _reader_pattern: re.Pattern[bytes] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     # --- lookups ---------------------------------------------------------------------------------
 
     def canonical(self, name: str) -> str:
         """``name`` with re-exports followed (``pkg.Output`` → ``pkg.outputs.Output``)."""
+        known = self._canonical.get(name)
+        if known is None:
+            known = self._canonical[name] = self._follow(name)
+        return known
+
+    def _follow(self, name: str) -> str:
         for _ in range(_ALIAS_DEPTH):
             if name in self.classes or name in self.functions:
                 return name
@@ -126,26 +137,102 @@ class ProjectFacts:
                 todo.extend(fact.bases)
         return kinds
 
-    def read_names(self) -> frozenset[str]:
-        """The last names of every function that returns a read."""
-        if self._read_names is None:
-            self._read_names = frozenset(n.rpartition(".")[2] for n in self.returned_reads)
-        return self._read_names
+    def answer(self, question: str) -> str:
+        """The answer to a question a module's analysis asked (``ProjectView.deps``), as a
+        string: equal answers from two sets of facts mean an equal analysis."""
+        kind, _, key = question.partition(":")
+        if kind == "k":
+            return ",".join(sorted(self.kinds(key)))
+        if kind == "a":
+            class_name, _, attr = key.partition("|")
+            return ",".join(sorted(self.attr_kinds(class_name, attr)))
+        if kind == "r":
+            return repr(self.returned_reads.get(self.canonical(key)))
+        if kind == "c":
+            # What the analysis uses of a class: its evidence, and (SHM301) its array fields.
+            fact = self.classes.get(self.canonical(key))
+            if fact is None:
+                return Evidence.UNKNOWN.name
+            fields = fact.array_fields()
+            named = f"|{fact.name}|{fields!r}" if fields else ""
+            return fact.evidence.name + named
+        raise ValueError(f"unknown question {question!r}")
+
+    def _reader_index(self) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+        """Module-level functions returning a read (by last name), and per module defining
+        any reader the last names of its methods that do (callable as ``self.m()`` in that
+        module only)."""
+        if self._readers is None:
+            functions: set[str] = set()
+            methods: dict[str, set[str]] = {}
+            for name in self.returned_reads:
+                owner, _, last = name.rpartition(".")
+                if owner in self.classes:
+                    methods.setdefault(owner.rpartition(".")[0], set()).add(last)
+                else:
+                    functions.add(last)
+                    methods.setdefault(owner, set())  # its module calls it by its bare name
+            self._readers = (
+                frozenset(functions),
+                {module: frozenset(names) for module, names in methods.items()},
+            )
+        return self._readers
+
+    def gate_words(self, module: str) -> frozenset[str]:
+        """Names whose calls are reads in ``module`` (for its per-body gate)."""
+        functions, methods = self._reader_index()
+        return functions | methods.get(module, frozenset())
+
+    def defines_readers(self, module: str) -> bool:
+        """``module`` defines a function or method that returns a read (its own calls of it
+        are reads)."""
+        return module in self._reader_index()[1]
+
+    def _reader_words(self) -> frozenset[bytes]:
+        return frozenset(name.encode() for name in self._reader_index()[0] if name)
+
+    def reader_pattern(self) -> re.Pattern[bytes]:
+        """A byte pattern matching the name of a module-level function returning a read."""
+        if self._reader_pattern is None:
+            words = "|".join(sorted(re.escape(n) for n in self._reader_index()[0] if n))
+            self._reader_pattern = re.compile(
+                rb"\b(?:" + words.encode() + rb")\b" if words else rb"(?!)"
+            )
+        return self._reader_pattern
+
+    def may_call_reader(self, imports: tuple[tuple[str, str], ...], data: bytes) -> bool:
+        """Whether a module with these imports and this text may call a module-level function
+        of another module that returns a read: it imports the function (or a re-export of
+        it), or imports a module above it and spells the rest of its dotted name."""
+        # Substring tests (C memmem) beat one regex with many alternatives; a name inside a
+        # longer word only costs a closer look below.
+        spelled = {word for word in self._reader_words() if word in data}
+        if not spelled:
+            return False
+        readers = [
+            name
+            for name in self.returned_reads
+            if name.rpartition(".")[0] not in self.classes
+            and name.rpartition(".")[2].encode() in spelled
+        ]
+        for local, target in imports:
+            base = self.canonical(target)
+            for reader in readers:
+                last = reader.rpartition(".")[2]
+                if base == reader:
+                    return True
+                if reader.startswith(base + "."):
+                    if f"{local}.{reader[len(base) + 1 :]}".encode() in data:
+                        return True
+                elif self.canonical(f"{target}.{last}") == reader:
+                    if f"{local}.{last}".encode() in data:
+                        return True
+        return False
 
     def may_matter(self, text: str) -> bool:
         """Whether a file that mentions no read (and no helper shape) may still have project
-        findings: it calls a function that returns a read."""
-        if self._words is None:
-            # Only module-level functions: a method is called by a resolvable name only as
-            # `self.method()` in its own class, in a file that reads anyway.
-            names = {
-                name.rpartition(".")[2]
-                for name in self.returned_reads
-                if name.rpartition(".")[0] in self.modules
-            }
-            words = "|".join(sorted(re.escape(n) for n in names if n))
-            self._words = re.compile(rf"\b(?:{words})\b") if words else re.compile(r"(?!)")
-        return self._words.search(text) is not None
+        findings: it names a module-level function that returns a read."""
+        return self.reader_pattern().search(text.encode("utf-8", "surrogateescape")) is not None
 
     def digest(self) -> str:
         """A stable digest (part of phase-2 cache keys)."""
@@ -212,6 +299,7 @@ def merge(summaries: Iterable[ModuleSummary], array_types: frozenset[str]) -> Pr
         for c in summary.classes:
             facts.functions.discard(c.name)
     _Classes(summaries, facts, array_types).resolve_all()
+    facts._canonical.clear()  # names looked up while classes were still being added
     _propagate_kinds(summaries, facts)
     _propagate_reads(summaries, facts)
     return facts

@@ -311,19 +311,27 @@ def _annotated_class(
     if annotation is None:
         return None
     for leaf in leaves(annotation):
-        name = view.qname(leaf, scope)
-        fact = view.facts.classes.get(name) if name is not None else None
+        fact = view.class_fact(leaf, scope)
         if fact is not None and fact.array_fields():
             return fact
     return None
 
 
 def incomplete_helpers(
-    tree: ast.Module, module_scope: Scope, view: ProjectView, options: Options
+    tree: ast.Module, module_scope: Scope, view: ProjectView, options: Options, text: str | None
 ) -> list[Miss]:
-    """SHM301 findings of a module: one per helper and missed array-bearing field."""
-    if not any(fact.array_fields() for fact in view.facts.classes.values()):
-        return []
+    """SHM301 findings of a module: one per helper and missed array-bearing field.
+
+    A function is a candidate only by name or when its lines spell a read-only check
+    (``text``: a per-line gate, as the dataflow's), so most functions cost nothing.
+    """
+    read_only_lines = None
+    if text is not None:
+        read_only_lines = [
+            number
+            for number, line in enumerate(text.split("\n"), start=1)
+            if any(word in line for word in _READ_ONLY_CHECKS)
+        ]
     misses: list[Miss] = []
     for node in statements(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -333,12 +341,17 @@ def incomplete_helpers(
         if not annotated:
             continue
         named = node.name in catalog.HELPER_NAMES or node.name in options.extend_sanitizers
-        scope = Scope(node, module_scope)
-        for arg in annotated:
-            fact = _annotated_class(arg.annotation, view, scope)
-            if fact is None:
+        if not named and read_only_lines is not None:
+            end = node.end_lineno or node.lineno
+            if not any(node.lineno <= line <= end for line in read_only_lines):
                 continue
-            if named or _detaches_param_fields(node, arg.arg):
+        candidates = [a for a in annotated if named or _detaches_param_fields(node, a.arg)]
+        if not candidates:
+            continue
+        scope = Scope(node, module_scope)
+        for arg in candidates:
+            fact = _annotated_class(arg.annotation, view, scope)
+            if fact is not None:
                 misses.extend(_check(node, arg.arg, fact, scope, view, options))
                 break
     return misses

@@ -48,7 +48,7 @@ def test_summaries_are_cached_and_the_second_run_agrees(
     cache = wrapper / "cache"
     first = _json(capsys, "--cache-dir", str(cache), str(wrapper / "pkg"))
     entries = list(cache.rglob("s*.json"))
-    assert len(entries) == 4  # one summary per module
+    assert len(entries) == 4  # one phase-1 entry per module
     second = _json(capsys, "--cache-dir", str(cache), str(wrapper / "pkg"))
     assert first == second
     # A change in one module changes the facts: the other files are re-checked against them.

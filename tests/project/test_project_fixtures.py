@@ -9,8 +9,7 @@ import pytest
 
 from shmlint.config import find_pyproject, load_config
 from shmlint.discovery import iter_python_files
-from shmlint.project.facts import merge
-from shmlint.runner import check_files, summarize_files
+from shmlint.runner import check_files, check_project
 from tests.fixture_markers import FIXTURES, markers
 
 CASES = sorted(p for p in (FIXTURES / "project").iterdir() if p.is_dir())
@@ -21,10 +20,10 @@ Reported = set[tuple[str, int, str, str]]
 def _run(case: Path, *, project: bool) -> Reported:
     config = load_config(find_pyproject(case))
     files = list(iter_python_files([str(case)], config))
-    facts = None
     if project:
-        facts = merge(summarize_files(files, config, jobs=1, cache=None), frozenset())
-    results = check_files(files, config, jobs=1, cache=None, facts=facts)
+        _, results = check_project(files, config, jobs=1, cache=None)
+    else:
+        results = check_files(files, config, jobs=1, cache=None)
     return {
         (Path(f.path).relative_to(case).as_posix(), f.line, f.code, f.confidence.value)
         for r in results

@@ -149,11 +149,11 @@ def test_prefilter_and_gate_lose_nothing_in_a_project_run() -> None:
 
     from benchmarks.corpus import corpus
     from shmlint.engine import analyze_tree
-    from shmlint.runner import project_facts
+    from shmlint.runner import check_project
 
     root = corpus("ray==2.60.0")
     paths = sorted(root.rglob("*.py"))
-    facts = project_facts([(p, str(p)) for p in paths], MEDIUM, jobs=2, cache=None)
+    facts, _ = check_project([(p, str(p)) for p in paths], MEDIUM, jobs=2, cache=None)
     differences = []
     for path in paths:
         with_filters = check_path(path, str(path), MEDIUM, prefilter=True, facts=facts).findings

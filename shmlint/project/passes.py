@@ -1,0 +1,112 @@
+"""The project run: phase 1 over every file, the merge, phase 2 only where it can differ.
+
+Phase 1 analyses each file exactly as a per-file run would (its own classes as the only
+project), and on the way records its summary and every question its analysis asked of the
+project facts, with the answers its own facts gave. After the merge, a file is analysed again
+(phase 2) only when the project's facts answer one of its questions differently, or when it
+may call a function that returns a read (a body the per-file gate skipped): every other
+file's phase-1 result is already its project result. A test checks this on the ray tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from shmlint.config import Config
+from shmlint.engine import (
+    LINES,
+    analyze_with_view,
+    decode_source,
+    error_result,
+    may_contain_read,
+    may_contain_source,
+    parse_source,
+)
+from shmlint.names import Scope
+from shmlint.project.collect import Recorder, summarize_syntax
+from shmlint.project.facts import ProjectFacts, merge
+from shmlint.project.layout import module_name
+from shmlint.project.summary import ModuleSummary
+from shmlint.project.view import ProjectView
+from shmlint.types import FileResult
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FirstPass:
+    """One file after phase 1: its summary (None: undecodable or unparseable), its per-file
+    result, and the questions its analysis asked with the answers its own facts gave."""
+
+    summary: ModuleSummary | None
+    result: FileResult
+    questions: tuple[tuple[str, str], ...] = ()
+
+    def needs_second_pass(self, facts: ProjectFacts, data: bytes) -> bool:
+        """True when the project's facts may change this file's findings."""
+        if self.summary is None:
+            return False
+        if facts.defines_readers(self.summary.module):
+            return True
+        if any(facts.answer(question) != answer for question, answer in self.questions):
+            return True
+        return facts.may_call_reader(self.summary.imports, data)
+
+
+def first_pass(data: bytes, path: str, config: Config, *, prefilter: bool = True) -> FirstPass:
+    """Phase 1 for one file (never raises for a bad file, as ``check_bytes``)."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
+    checked = not prefilter or may_contain_source(text, config.options)
+    skipped = FileResult(path, (), parsed=False, skipped=True)
+    tree = parse_source(text, path)
+    if isinstance(tree, tuple):
+        return FirstPass(None, error_result(path, config, *tree) if checked else skipped)
+    module, is_package = module_name(path, config.root)
+    try:
+        scope = Scope(tree, None, walrus=":=" in text)
+        own = summarize_syntax(tree, module, path, is_package, scope)
+        if not checked:
+            return FirstPass(own, skipped)
+        local = merge([own], config.options.array_types)
+        recorder = Recorder() if may_contain_read(text, config.options) else None
+        questions: set[str] = set()
+        view = ProjectView(local, module, is_package, recorder, questions)
+        findings = analyze_with_view(tree, LINES.split(text), path, config, text, view, scope)
+    except RecursionError:
+        message = "the file is too deeply nested to analyse"
+        return FirstPass(None, error_result(path, config, 1, 0, message))
+    summary = own
+    if recorder is not None:
+        summary = dataclasses.replace(
+            own,
+            flows=tuple(sorted(recorder.flows, key=repr)),
+            calls=tuple(sorted(recorder.calls, key=repr)),
+            reads=tuple(sorted(recorder.reads, key=repr)),
+        )
+    answers = tuple(sorted((q, local.answer(q)) for q in questions))
+    return FirstPass(summary, FileResult(path, tuple(findings), parsed=True), answers)
+
+
+def encode(item: FirstPass) -> dict[str, Any]:
+    """JSON-able form (the cache's)."""
+    from shmlint.cache import encode_result
+
+    return {
+        "summary": None if item.summary is None else item.summary.to_json(),
+        "result": encode_result(item.result),
+        "questions": [list(q) for q in item.questions],
+    }
+
+
+def decode(data: dict[str, Any]) -> FirstPass:
+    """The inverse of :func:`encode`; raises ``KeyError``/``TypeError``/``ValueError``."""
+    from shmlint.cache import decode_result
+
+    summary = data["summary"]
+    return FirstPass(
+        None if summary is None else ModuleSummary.from_json(summary),
+        decode_result(data["result"]),
+        tuple((str(q), str(a)) for q, a in data["questions"]),
+    )

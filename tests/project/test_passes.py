@@ -1,0 +1,59 @@
+"""The project run's shortcut is exact: phase 1 gives each file its per-file result, and
+re-checking only the files whose questions get new answers gives the same findings as
+re-checking every file against the project's facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shmlint.config import Config, find_pyproject, load_config
+from shmlint.engine import check_path
+from shmlint.options import Options
+from shmlint.project.passes import first_pass
+from shmlint.runner import check_files, check_project
+from shmlint.types import Confidence, FileResult
+from tests.fixture_markers import FIXTURES
+
+MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
+
+
+def _trees() -> list[tuple[Path, Config]]:
+    trees = [(FIXTURES, MEDIUM)]
+    for case in sorted((FIXTURES / "project").iterdir()):
+        trees.append((case, load_config(find_pyproject(case))))
+    return trees
+
+
+def _key(result: FileResult) -> tuple[object, ...]:
+    return (result.path, result.findings, result.parsed, result.skipped)
+
+
+def _compare(paths: list[Path], config: Config) -> list[tuple[str, str]]:
+    differences = []
+    files = [(p, str(p)) for p in paths]
+    for path in paths:
+        phase_one = first_pass(path.read_bytes(), str(path), config).result
+        per_file = check_path(path, str(path), config)
+        if _key(phase_one) != _key(per_file):
+            differences.append((str(path), "phase 1 != per-file"))
+    facts, shortcut = check_project(files, config, jobs=1, cache=None)
+    full = check_files(files, config, jobs=1, cache=None, facts=facts)
+    for fast, slow in zip(shortcut, full):
+        if fast.findings != slow.findings:
+            differences.append((fast.path, "shortcut != full phase 2"))
+    return differences
+
+
+@pytest.mark.parametrize("tree,config", _trees(), ids=lambda v: getattr(v, "name", ""))
+def test_shortcut_is_exact_on_fixtures(tree: Path, config: Config) -> None:
+    assert not _compare(sorted(tree.rglob("*.py")), config)
+
+
+@pytest.mark.slow
+def test_shortcut_is_exact_on_the_ray_tree() -> None:
+    from benchmarks.corpus import corpus
+
+    root = corpus("ray==2.60.0")
+    assert not _compare(sorted(root.rglob("*.py")), MEDIUM)[:5]
