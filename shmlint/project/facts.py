@@ -13,7 +13,6 @@ All of it is plain data, so it can be pickled to worker processes and written as
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import json
@@ -21,19 +20,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from shmlint.annotations import Evidence, evidence
-from shmlint.dataflow.values import REF
-from shmlint.names import dotted_name
+from shmlint.annotations import Evidence
 from shmlint.project.summary import ModuleSummary
 from shmlint.types import SourceKind
 
 FORMAT = 1
-_MAX_ROUNDS = 50
 _ALIAS_DEPTH = 16
-# Bases that say nothing about a record's fields (a NamedTuple's base, generics...).
-_NEUTRAL_BASES = frozenset(
-    {"object", "NamedTuple", "TypedDict", "Generic", "Protocol", "BaseModel", "Struct", "ABC"}
-)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -298,183 +290,14 @@ def merge(summaries: Iterable[ModuleSummary], array_types: frozenset[str]) -> Pr
         facts.functions.update(f.name for f in summary.functions)
         for c in summary.classes:
             facts.functions.discard(c.name)
-    _Classes(summaries, facts, array_types).resolve_all()
+    from shmlint.project.classes import ClassResolver
+    from shmlint.project.flow import propagate_kinds, propagate_reads
+
+    ClassResolver(summaries, facts, array_types).resolve_all()
     facts._canonical.clear()  # names looked up while classes were still being added
-    _propagate_kinds(summaries, facts)
-    _propagate_reads(summaries, facts)
+    propagate_kinds(summaries, facts)
+    propagate_reads(summaries, facts)
     return facts
-
-
-class _Classes:
-    """Resolves every class's field evidence, transitively and cycle-safe."""
-
-    def __init__(
-        self, summaries: list[ModuleSummary], facts: ProjectFacts, array_types: frozenset[str]
-    ) -> None:
-        self.facts = facts
-        self.array_types = array_types
-        self.infos = {c.name: (s, c) for s in summaries for c in s.classes}
-        self.locals = {
-            s.module: {c.name.rpartition(".")[2] for c in s.classes}
-            | {f.name.rpartition(".")[2] for f in s.functions}
-            for s in summaries
-        }
-        self.in_progress: set[str] = set()
-
-    def resolve_all(self) -> None:
-        for name in self.infos:
-            self.resolve(name)
-
-    def qualify(self, summary: ModuleSummary, dotted: str) -> str:
-        head, _, rest = dotted.partition(".")
-        target = dict(summary.imports).get(head)
-        if target is not None:
-            return self.facts.canonical(f"{target}.{rest}" if rest else target)
-        if head in self.locals.get(summary.module, ()):
-            return f"{summary.module}.{dotted}"
-        return dotted
-
-    def resolve(self, name: str) -> Evidence:
-        """The evidence of class ``name`` (UNKNOWN while it is being resolved: a cycle)."""
-        done = self.facts.classes.get(name)
-        if done is not None:
-            return done.evidence
-        if name in self.in_progress or name not in self.infos:
-            return Evidence.UNKNOWN
-        self.in_progress.add(name)
-        summary, info = self.infos[name]
-        bases = tuple(self.qualify(summary, b) for b in info.bases)
-        fields: dict[str, FieldFact] = {}
-        for base in bases:
-            self.resolve(base)
-            base_fact = self.facts.classes.get(base)
-            if base_fact is not None:
-                fields.update({f.name: f for f in base_fact.fields})
-        for field in info.fields:
-            found = self.field_evidence(summary, field.annotation)
-            fields[field.name] = FieldFact(field.name, summary.path, field.line, found)
-        self.in_progress.discard(name)
-        values = [f.evidence for f in fields.values()]
-        known_bases = all(
-            b in self.facts.classes or b.rpartition(".")[2] in _NEUTRAL_BASES for b in bases
-        )
-        base_evidence = [self.facts.classes[b].evidence for b in bases if b in self.facts.classes]
-        if Evidence.ARRAYS in values or Evidence.ARRAYS in base_evidence:
-            result = Evidence.ARRAYS
-        elif (
-            info.record
-            and values
-            and known_bases
-            and all(v is Evidence.ARRAY_FREE for v in values + base_evidence)
-        ):
-            result = Evidence.ARRAY_FREE
-        else:
-            result = Evidence.UNKNOWN
-        self.facts.classes[name] = ClassFact(
-            name, summary.path, info.line, bases, tuple(fields.values()), result
-        )
-        return result
-
-    def field_evidence(self, summary: ModuleSummary, annotation: str) -> Evidence:
-        try:
-            node = ast.parse(annotation, mode="eval").body
-        except SyntaxError:
-            return Evidence.UNKNOWN
-
-        def leaf(expr: ast.expr) -> Evidence:
-            dotted = dotted_name(expr)
-            if dotted is None:
-                return Evidence.UNKNOWN
-            return self.resolve(self.qualify(summary, dotted))
-
-        return evidence(node, self.array_types, leaf)
-
-
-def _parameter_slot(
-    facts: ProjectFacts,
-    params_of: dict[str, tuple[str, ...]],
-    callee: str,
-    arg: str,
-    bound: bool,
-) -> str | None:
-    """The slot an argument of a call to ``callee`` lands in (None when unknown)."""
-    callee = facts.canonical(callee)
-    fact = facts.classes.get(callee)
-    if fact is not None:
-        init = f"{callee}.__init__"
-        if init in facts.functions:
-            callee, bound = init, True
-        else:
-            names = [f.name for f in fact.fields]
-            name = names[int(arg)] if arg.isdigit() and int(arg) < len(names) else arg
-            return f"attr:{fact.name}.{name}" if name in names else None
-    params = params_of.get(callee)
-    if params is None:
-        return None
-    if arg.isdigit():
-        index = int(arg) + (1 if bound else 0)
-        return f"param:{callee}.{params[index]}" if index < len(params) else None
-    return f"param:{callee}.{arg}" if arg in params else None
-
-
-def _propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:
-    params_of = {f.name: f.params for s in summaries for f in s.functions}
-    edges: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
-    for summary in summaries:
-        for flow in summary.flows:
-            edges.append((flow.target, frozenset(flow.kinds), flow.origins))
-        for call in summary.calls:
-            slot = _parameter_slot(facts, params_of, call.callee, call.arg, call.bound)
-            if slot is not None:
-                edges.append((slot, frozenset(call.kinds), call.origins))
-    kinds = facts.slot_kinds
-    for _ in range(_MAX_ROUNDS):
-        changed = False
-        for target, own, origins in edges:
-            new = set(own)
-            for origin in origins:
-                new |= facts.kinds(origin)
-            old = kinds.get(target, frozenset())
-            if not new <= old:
-                kinds[target] = old | new
-                changed = True
-        if not changed:
-            break
-
-
-def _propagate_reads(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:
-    reads = facts.returned_reads
-    for summary in summaries:
-        for read in summary.reads:
-            ref = any(REF in facts.kinds(origin) for origin in read.origins)
-            if read.needs_ref and not ref:
-                continue
-            kind = SourceKind.CHANNEL if ref else SourceKind(read.kind)
-            old = reads.get(read.function)
-            if old is None or (kind is SourceKind.CHANNEL and old.kind is not kind):
-                reads[read.function] = ReadChain(kind, summary.path, read.line, ())
-    returns = [
-        (flow.target[4:], flow.origins)
-        for summary in summaries
-        for flow in summary.flows
-        if flow.target.startswith("ret:")
-    ]
-    for _ in range(_MAX_ROUNDS):
-        changed = False
-        for function, origins in returns:
-            if function in reads:
-                continue
-            for origin in origins:
-                if not origin.startswith("ret:"):
-                    continue
-                inner = reads.get(facts.canonical(origin[4:]))
-                if inner is not None:
-                    via = (facts.canonical(origin[4:]), *inner.via)
-                    reads[function] = ReadChain(inner.kind, inner.path, inner.line, via)
-                    changed = True
-                    break
-        if not changed:
-            break
 
 
 __all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain", "merge"]
