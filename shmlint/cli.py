@@ -328,6 +328,13 @@ def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], ou
     remaining: list[Finding] = []
     for item in checked:
         remaining.extend(_fix_one(item, args, config, out))
+    written = not args.diff and any(c.path is not None for c in checked)
+    if written and not args.per_file and before != len(remaining):
+        # A fix in one module can end findings in others (a function no longer returns a
+        # read): what remains is what a fresh project run finds (cached where unchanged).
+        fresh = _collect(args, config)
+        remaining = [f for c in fresh if c.path is not None for f in c.result.findings]
+        remaining += [f for c in checked if c.path is None for f in c.result.findings]
     if not args.diff:
         _report(args, sorted(remaining, key=Finding.sort_key), log)
     fixed = max(before - len(remaining), 0)

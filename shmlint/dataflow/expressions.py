@@ -284,7 +284,10 @@ class ExpressionMixin(AnalysisBase):
             return self.source(node, SourceKind.CHANNEL)
         if method == "get" and receiver.origins and self.ctx.recording and not node.args:
             # Phase 1: a read if the receiver's slot holds a compiled-graph ref project-wide.
-            return self.source(node, SourceKind.CHANNEL, receiver.origins, needs_ref=True)
+            # Joined with what a per-file run gives the call (a view of a tainted receiver),
+            # so phase 1's per-file result stays exact.
+            read = self.source(node, SourceKind.CHANNEL, receiver.origins, needs_ref=True)
+            return read.join(receiver.derived(view=True)) if receiver.tainted else read
         return None
 
     def library_call(

@@ -80,3 +80,16 @@ def test_a_broken_module_does_not_stop_the_project(
     codes = {(Path(str(f["path"])).name, f["code"]) for f in found}
     assert ("broken.py", "SHM001") in codes and ("latin.py", "SHM001") in codes
     assert ("executor.py", "SHM102") in codes
+
+
+def test_fix_at_the_read_ends_the_callers_findings_too(
+    wrapper: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--fix` wraps the reads; the call-site findings (not fixable themselves) go with them,
+    and what the run reports as remaining is what a fresh project run finds."""
+    assert main(["check", "--no-cache", "--fix", "--min-confidence", "medium", str(wrapper)]) == 0
+    out = capsys.readouterr().out
+    assert "0 remaining" in out
+    futures = (wrapper / "pkg" / "futures.py").read_text()
+    assert "detach_zero_copy_from_model_runner_output(refs[0].get())" in futures
+    assert main(["check", "--no-cache", "--min-confidence", "medium", str(wrapper)]) == 0
