@@ -82,17 +82,19 @@ def evidence(
     annotation: ast.expr | None,
     array_types: frozenset[str],
     resolve: Callable[[ast.expr], Evidence] | None = None,
+    array_names: frozenset[str] = catalog.ARRAY_TYPES,
 ) -> Evidence:
     """Evidence from one annotation; ``array_types`` are the configured extra array types;
-    ``resolve`` rates the other type names (project classes, by their fields)."""
+    ``resolve`` rates the other type names (project classes, by their fields);
+    ``array_names``: the built-in array type names that count."""
     if annotation is None:
         return Evidence.UNKNOWN
     free = True
     for leaf in _leaves(annotation):
         name = _name_of(leaf)
-        if name in catalog.ARRAY_TYPES or name in array_types:
+        if name in array_names or name in array_types:
             return Evidence.ARRAYS
-        if name in catalog.ARRAY_FREE_TYPES:
+        if name in catalog.ARRAY_FREE_TYPES or name in catalog.ARRAY_TYPES:
             continue
         found = resolve(leaf) if resolve is not None and leaf is not None else Evidence.UNKNOWN
         if found is Evidence.ARRAYS:

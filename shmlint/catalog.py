@@ -40,6 +40,11 @@ ARRAY_TYPES = frozenset(
         "RecordBatch",  # pyarrow
     }
 )
+# Array types Ray copies on the way unless configured otherwise (torch, without
+# RAY_ENABLE_ZERO_COPY_TORCH_TENSORS): array evidence for confidence, but nothing a detach
+# helper must copy (SHM301).
+COPIED_BY_DEFAULT = frozenset({"Tensor"})
+ZERO_COPY_TYPES = ARRAY_TYPES - COPIED_BY_DEFAULT
 # Types that never hold arrays: a read annotated only with these is not reported.
 ARRAY_FREE_TYPES = frozenset(
     {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from shmlint import catalog
 from shmlint.annotations import Evidence, evidence
 from shmlint.names import dotted_name
 from shmlint.project.facts import ClassFact, FieldFact, ProjectFacts
@@ -62,8 +63,8 @@ class ClassResolver:
             if base_fact is not None:
                 fields.update({f.name: f for f in base_fact.fields})
         for field in info.fields:
-            found = self.field_evidence(summary, field.annotation)
-            fields[field.name] = FieldFact(field.name, summary.path, field.line, found)
+            found, zero_copy = self.field_evidence(summary, field.annotation)
+            fields[field.name] = FieldFact(field.name, summary.path, field.line, found, zero_copy)
         self.in_progress.discard(name)
         values = [f.evidence for f in fields.values()]
         known_bases = all(
@@ -86,11 +87,12 @@ class ClassResolver:
         )
         return result
 
-    def field_evidence(self, summary: ModuleSummary, annotation: str) -> Evidence:
+    def field_evidence(self, summary: ModuleSummary, annotation: str) -> tuple[Evidence, bool]:
+        """A field's evidence, and whether it holds arrays Ray hands back zero-copy."""
         try:
             node = ast.parse(annotation, mode="eval").body
         except SyntaxError:
-            return Evidence.UNKNOWN
+            return Evidence.UNKNOWN, False
 
         def leaf(expr: ast.expr) -> Evidence:
             dotted = dotted_name(expr)
@@ -98,4 +100,17 @@ class ClassResolver:
                 return Evidence.UNKNOWN
             return self.resolve(self.qualify(summary, dotted))
 
-        return evidence(node, self.array_types, leaf)
+        def zero_copy_leaf(expr: ast.expr) -> Evidence:
+            dotted = dotted_name(expr)
+            if dotted is None:
+                return Evidence.UNKNOWN
+            name = self.qualify(summary, dotted)
+            self.resolve(name)
+            fact = self.facts.classes.get(name)
+            return Evidence.ARRAYS if fact is not None and fact.array_fields() else Evidence.UNKNOWN
+
+        found = evidence(node, self.array_types, leaf)
+        if found is not Evidence.ARRAYS:
+            return found, False
+        zero_copy = evidence(node, self.array_types, zero_copy_leaf, catalog.ZERO_COPY_TYPES)
+        return found, zero_copy is Evidence.ARRAYS

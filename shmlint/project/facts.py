@@ -24,7 +24,7 @@ from shmlint.annotations import Evidence
 from shmlint.project.summary import ModuleSummary
 from shmlint.types import SourceKind
 
-FORMAT = 1
+FORMAT = 2
 _ALIAS_DEPTH = 16
 
 
@@ -36,6 +36,9 @@ class FieldFact:
     path: str  # of the class that declares it (a base class, for inherited fields)
     line: int
     evidence: Evidence
+    # Holds arrays Ray hands back zero-copy by default (numpy, pandas, pyarrow, configured
+    # array types; not torch, which Ray copies): what a detach helper must copy.
+    zero_copy: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -50,8 +53,9 @@ class ClassFact:
     evidence: Evidence
 
     def array_fields(self) -> tuple[FieldFact, ...]:
-        """The fields that may hold arrays (directly or nested in records)."""
-        return tuple(f for f in self.fields if f.evidence is Evidence.ARRAYS)
+        """The fields that may hold zero-copy arrays (directly or nested in records): the
+        ones a detach helper must handle."""
+        return tuple(f for f in self.fields if f.zero_copy)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -246,7 +250,9 @@ class ProjectFacts:
                     "line": c.line,
                     "bases": list(c.bases),
                     "evidence": c.evidence.name,
-                    "fields": [[f.name, f.path, f.line, f.evidence.name] for f in c.fields],
+                    "fields": [
+                        [f.name, f.path, f.line, f.evidence.name, f.zero_copy] for f in c.fields
+                    ],
                 }
                 for name, c in sorted(self.classes.items())
             },

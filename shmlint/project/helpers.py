@@ -60,6 +60,9 @@ class _Helper:
         self.aliases = {param}
         self.scope = scope
         self.paths: list[_Path] = []
+        # Locals computed from a field (`lp = out.logprobs`, `ids_c = copy(ids)`): a test on
+        # them is a test on the field.
+        self.derived: dict[str, str] = {}
 
     # --- what one expression or simple statement handles ------------------------------------
 
@@ -183,7 +186,25 @@ class _Helper:
                     self.aliases.add(target.id)
                 elif target.id in self.aliases:
                     self.aliases.discard(target.id)
+            sources = self.fields_in(value)
+            if sources:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        self.derived[sub.id] = sources[0]
         return handled | self.handled_by(node, options)
+
+    def fields_in(self, expr: ast.expr) -> list[str]:
+        """The fields an expression reads, directly or through locals computed from them."""
+        found: list[str] = []
+        for sub in ast.walk(expr):
+            field = None
+            if isinstance(sub, ast.Attribute):
+                field = self.field_of(sub)
+            elif isinstance(sub, ast.Name):
+                field = self.derived.get(sub.id)
+            if field is not None and field not in found:
+                found.append(field)
+        return found
 
     def loop(
         self, node: ast.For | ast.AsyncFor | ast.While, handled: frozenset[str], options: Options
@@ -202,13 +223,7 @@ class _Helper:
         """Fields with nothing (left) to detach when ``test`` is true / false: known ``None``,
         or judged by the test itself (``if not out.f.flags.writeable: copy`` — on the branch
         the test skips, the helper decided ``f`` needs no copy)."""
-        mentioned = frozenset(
-            field
-            for sub in ast.walk(test)
-            if isinstance(sub, ast.Attribute)
-            for field in [self.field_of(sub)]
-            if field is not None
-        )
+        mentioned = frozenset(self.fields_in(test))
         when_true, when_false = self._none_checks(test)
         return when_true | mentioned, when_false | mentioned
 
