@@ -9,9 +9,10 @@ class IncompleteDetachHelper(Rule):
     """
     ## What it does
     Reports, at the `def` of a detach helper, each field of the class the helper detaches that
-    may hold arrays (a numpy / torch / pandas / pyarrow annotation, directly or nested in
-    NamedTuples, dataclasses, `Optional` or unions) and that the helper does not detach on
-    every path through it. An early `return` before a field is handled misses it; a field
+    may hold arrays Ray hands back zero-copy (a numpy / pandas / pyarrow annotation or a
+    configured `array-types` name, directly or nested in NamedTuples, dataclasses, `Optional`
+    or unions; not torch tensors, which Ray copies unless `RAY_ENABLE_ZERO_COPY_TORCH_TENSORS`
+    is set) and that the helper does not detach on every path through it. An early `return` before a field is handled misses it; a field
     known to be `None` on a path (`if out.logprobs is None: return`) is not missed there.
 
     A detach helper is a function named like the bundled helpers, a configured sanitizer
@@ -21,7 +22,8 @@ class IncompleteDetachHelper(Rule):
     detached on a path when it is assigned (`out.f = …`, `setattr(out, "f", …)`), rebuilt
     (`dataclasses.replace(out, f=…)`, `out._replace(f=…)`), passed to a detach helper, or
     tested by a condition the path did not enter (`if out.f is None`, `if not
-    out.f.flags.writeable`).
+    out.f.flags.writeable`, also through locals computed from the field, as in vLLM's own
+    `if token_ids_c is token_ids and ...: return`).
 
     ## Why is this bad?
     Hand-written helpers list fields, and field lists rot: vLLM's
