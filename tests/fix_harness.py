@@ -37,9 +37,13 @@ def fixed_path(path: Path) -> Path:
 
 
 def fix_fixtures() -> list[Path]:
-    """Every fixture that has a ``.fixed.py`` expectation, plus the in-place package."""
+    """Every fixture of a rule with fixes (it has a ``.fixed.py`` expectation), plus the
+    in-place package."""
+    from shmlint.rules import RULES
+
     inplace = sorted(p for p in (FIXTURES / "inplace").glob("*.py") if ".fixed" not in p.name)
-    return [*fixture_files(), *inplace]
+    fixable = [p for p in fixture_files() if RULES[p.stem].fix_safety != "none"]
+    return [*fixable, *inplace]
 
 
 if __name__ == "__main__":

@@ -202,6 +202,15 @@ class _Helper:
                 field = self.field_of(sub)
             elif isinstance(sub, ast.Name):
                 field = self.derived.get(sub.id)
+            elif (
+                isinstance(sub, ast.Call)
+                and last_name(sub.func) == "getattr"
+                and len(sub.args) >= 2
+                and self.is_alias(sub.args[0])
+            ):
+                key = sub.args[1]
+                constant = isinstance(key, ast.Constant) and isinstance(key.value, str)
+                field = str(key.value) if isinstance(key, ast.Constant) and constant else ALL
             if field is not None and field not in found:
                 found.append(field)
         return found
@@ -215,7 +224,11 @@ class _Helper:
             if isinstance(node.target, ast.Name):
                 self.aliases.add(node.target.id)
         body = self.block(node.body, handled, options)
-        if over_alias:
+        displays = (ast.Tuple, ast.List, ast.Set)
+        at_least_once = isinstance(node, (ast.For, ast.AsyncFor)) and (
+            isinstance(node.iter, displays) and bool(node.iter.elts)
+        )
+        if over_alias or at_least_once:
             return body if body is not None else handled
         return _join(handled, body)  # the body may run zero times
 
@@ -303,6 +316,14 @@ def _detaches_param_fields(node: ast.FunctionDef | ast.AsyncFunctionDef, param: 
             ):
                 return True
     for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Call)
+            and last_name(sub.func) in {"setattr", "__setattr__"}
+            and sub.args
+            and isinstance(sub.args[0], ast.Name)
+            and sub.args[0].id in names
+        ):
+            return True
         if isinstance(sub, ast.Call) and sub.keywords:
             func = sub.func
             if isinstance(func, ast.Attribute) and func.attr == "_replace":

@@ -12,8 +12,9 @@ class IncompleteDetachHelper(Rule):
     may hold arrays Ray hands back zero-copy (a numpy / pandas / pyarrow annotation or a
     configured `array-types` name, directly or nested in NamedTuples, dataclasses, `Optional`
     or unions; not torch tensors, which Ray copies unless `RAY_ENABLE_ZERO_COPY_TORCH_TENSORS`
-    is set) and that the helper does not detach on every path through it. An early `return` before a field is handled misses it; a field
-    known to be `None` on a path (`if out.logprobs is None: return`) is not missed there.
+    is set) and that the helper does not detach on every path through it. An early `return`
+    before a field is handled misses it; a field known to be `None` on a path
+    (`if out.logprobs is None: return`) is not missed there.
 
     A detach helper is a function named like the bundled helpers, a configured sanitizer
     (`extend-sanitizers`), or any function that copies *read-only* arrays back into fields
