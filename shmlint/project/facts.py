@@ -273,7 +273,9 @@ class ProjectFacts:
         facts.aliases = {str(k): str(v) for k, v in data["aliases"].items()}
         facts.functions = set(data["functions"])
         for name, c in data["classes"].items():
-            fields = tuple(FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]]) for f in c["fields"])
+            fields = tuple(
+                FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]], bool(f[4])) for f in c["fields"]
+            )
             facts.classes[name] = ClassFact(
                 name, c["path"], int(c["line"]), tuple(c["bases"]), fields, Evidence[c["evidence"]]
             )

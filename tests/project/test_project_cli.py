@@ -93,3 +93,18 @@ def test_fix_at_the_read_ends_the_callers_findings_too(
     futures = (wrapper / "pkg" / "futures.py").read_text()
     assert "detach_zero_copy_from_model_runner_output(refs[0].get())" in futures
     assert main(["check", "--no-cache", "--min-confidence", "medium", str(wrapper)]) == 0
+
+
+def test_facts_survive_their_json_form() -> None:
+    """The summary file and the facts cache hold exactly the merged facts."""
+    from shmlint.config import Config
+    from shmlint.discovery import iter_python_files
+    from shmlint.runner import check_project
+
+    config = Config()
+    files = list(iter_python_files([str(FIXTURES)], config))
+    facts, _ = check_project(files, config, jobs=1, cache=None)
+    assert facts.classes and facts.returned_reads and facts.slot_kinds
+    again = ProjectFacts.from_json(json.loads(json.dumps(facts.to_json())))
+    assert again.to_json() == facts.to_json()
+    assert again.digest() == facts.digest()
