@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -17,21 +16,15 @@ from typing import Any, TextIO
 
 from shmlint import baseline, report
 from shmlint._version import __version__
-from shmlint.cache import Cache, clean, default_directory
+from shmlint.cache import clean, default_directory
 from shmlint.config import Config, ConfigError, find_pyproject, load_config
-from shmlint.discovery import iter_python_files
 from shmlint.engine import check_bytes
-from shmlint.project.facts import ProjectFacts
+from shmlint.inputs import Checked, UsageError, collect
 from shmlint.rules import RULES, rule_doc
-from shmlint.runner import check_files, check_project, default_jobs
-from shmlint.types import Confidence, FileResult, Finding
+from shmlint.types import Confidence, Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _COMMANDS = ("check", "rules", "explain", "baseline", "clean")
-
-
-class UsageError(Exception):
-    """A bad command line; reported with exit code 2."""
 
 
 def _codes(text: str) -> tuple[str, ...]:
@@ -151,61 +144,6 @@ def _load(args: argparse.Namespace) -> Config:
     return dataclasses.replace(config, **changes) if changes else config
 
 
-@dataclasses.dataclass(slots=True)
-class Checked:
-    """One checked input: where it came from, its bytes when read from stdin, its result."""
-
-    path: Path | None  # None for stdin
-    data: bytes | None
-    result: FileResult
-
-
-def _collect(args: argparse.Namespace, config: Config) -> list[Checked]:
-    prefilter = not args.no_prefilter
-    checked: list[Checked | None] = []
-    files: list[tuple[Path, str]] = []
-    for given in args.paths:
-        if given == "-":
-            name = args.stdin_filename or "-"
-            data = sys.stdin.buffer.read()
-            checked.append(
-                Checked(None, data, check_bytes(data, name, config, prefilter=prefilter))
-            )
-            continue
-        try:
-            found = list(iter_python_files([given], config))
-        except FileNotFoundError:
-            raise UsageError(f"{given}: no such file or directory") from None
-        files.extend(found)
-        checked.extend([None] * len(found))
-    cache = None
-    if not args.no_cache:
-        cache = Cache(args.cache_dir or default_directory(config), config)
-    jobs = args.jobs or default_jobs()
-    facts = None
-    if files and not args.per_file:
-        facts, outcomes = check_project(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
-    else:
-        outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
-    if args.write_summary is not None:
-        _write_summary(args.write_summary, facts)
-    results = iter(outcomes)
-    paths = iter(files)
-    return [
-        item if item is not None else Checked(next(paths)[0], None, next(results))
-        for item in checked
-    ]
-
-
-def _write_summary(path: Path, facts: ProjectFacts | None) -> None:
-    if facts is None:
-        raise UsageError("--write-summary needs a project-wide run (paths, not --per-file)")
-    try:
-        path.write_text(json.dumps(facts.to_json(), indent=1) + "\n", encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"{path}: cannot write: {error.strerror}") from None
-
-
 def _plural(count: int) -> str:
     return f"{count} finding{'s' if count != 1 else ''}"
 
@@ -213,7 +151,7 @@ def _plural(count: int) -> str:
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
     """``shmlint check``: lint (and fix), report, and return the exit code."""
     config = _load(args)
-    checked = _collect(args, config)
+    checked = collect(args, config)
     if args.fix or args.diff:
         return run_fix(args, config, checked, out)
     findings = sorted((f for c in checked for f in c.result.findings), key=Finding.sort_key)
@@ -332,7 +270,7 @@ def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], ou
     if written and not args.per_file and before != len(remaining):
         # A fix in one module can end findings in others (a function no longer returns a
         # read): what remains is what a fresh project run finds (cached where unchanged).
-        fresh = _collect(args, config)
+        fresh = collect(args, config)
         remaining = [f for c in fresh if c.path is not None for f in c.result.findings]
         remaining += [f for c in checked if c.path is None for f in c.result.findings]
     if not args.diff:
@@ -367,7 +305,7 @@ def run_baseline(args: argparse.Namespace, out: TextIO) -> int:
     """``shmlint baseline PATHS --write FILE``: record the current findings."""
     config = _load(args)
     findings = sorted(
-        (f for c in _collect(args, config) for f in c.result.findings), key=Finding.sort_key
+        (f for c in collect(args, config) for f in c.result.findings), key=Finding.sort_key
     )
     kept, dropped, not_added = baseline.write(args.write, findings, add_new=args.add_new)
     out.write(f"{args.write}: {_plural(kept)} recorded, {dropped} dropped (fixed or gone).\n")
