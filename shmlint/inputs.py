@@ -74,6 +74,7 @@ def write_summary(path: Path, facts: ProjectFacts | None) -> None:
     if facts is None:
         raise UsageError("--write-summary needs a project-wide run (paths, not --per-file)")
     try:
-        path.write_text(json.dumps(facts.to_json(), indent=1) + "\n", encoding="utf-8")
+        text = json.dumps(facts.to_json(), separators=(",", ":"))
+        path.write_text(text + "\n", encoding="utf-8")
     except OSError as error:
         raise UsageError(f"{path}: cannot write: {error.strerror}") from None
