@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from shmlint._version import __version__
 from shmlint.config import Config
 from shmlint.project.facts import ProjectFacts
+from shmlint.project.summary import ModuleSummary
 from shmlint.types import Confidence, FileResult, Finding, SourceKind
 
 if TYPE_CHECKING:
@@ -182,6 +183,21 @@ class Cache:
         from shmlint.project.passes import encode
 
         self._store(key, encode(item))
+
+    def get_syntax_summary(self, key: str) -> ModuleSummary | None | bool:
+        """A deferred module's cached summary (None: it has none); False when not cached."""
+        body = self._entry(key)
+        if not isinstance(body, dict):
+            return False
+        try:
+            summary = body["summary"]
+            return None if summary is None else ModuleSummary.from_json(summary)
+        except (ValueError, KeyError, TypeError):
+            return False
+
+    def put_syntax_summary(self, key: str, summary: ModuleSummary | None) -> None:
+        """Store a deferred module's summary (or that it has none)."""
+        self._store(key, {"summary": None if summary is None else summary.to_json()})
 
     def get_facts(self, key: str) -> ProjectFacts | None:
         """Cached merged project facts, or None."""

@@ -9,6 +9,8 @@ order of the inputs, whatever the number of jobs.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Sequence
@@ -18,8 +20,10 @@ from typing import TypeVar
 from shmlint.cache import Cache
 from shmlint.config import Config
 from shmlint.engine import check_bytes, check_path
+from shmlint.project.closure import close, used_names
 from shmlint.project.facts import ProjectFacts, merge
-from shmlint.project.passes import FirstPass, first_pass
+from shmlint.project.passes import FirstPass, first_pass, syntax_summary
+from shmlint.project.summary import ModuleSummary
 from shmlint.types import FileResult
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
@@ -61,6 +65,14 @@ def _first_chunk(
     return [first_pass(data, display, config, prefilter=prefilter) for display, data in chunk]
 
 
+def _first_chunk_lazy(
+    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
+) -> list[FirstPass]:
+    return [
+        first_pass(data, display, config, prefilter=prefilter, lazy=True) for display, data in chunk
+    ]
+
+
 def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
     contents: list[bytes | None] = []
     for path, _ in files:
@@ -78,9 +90,12 @@ def check_project(
     jobs: int,
     cache: Cache | None,
     prefilter: bool = True,
+    lazy: bool = True,
 ) -> tuple[ProjectFacts, list[FileResult]]:
     """The project run (shmlint/project/passes.py): phase 1 on every file, the merge, phase 2
-    on the files whose findings the project's facts may change; results in input order."""
+    on the files whose findings the project's facts may change; results in input order.
+    ``lazy``: modules with nothing to check per file are parsed only when the facts need
+    them (closure.py); ``lazy=False`` parses every module (the reference the tests use)."""
     contents = _read_all(files)
     firsts: list[FirstPass | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)
@@ -89,17 +104,24 @@ def check_project(
         if data is None:
             continue
         if cache is not None:
-            keys[index] = key = cache.summary_key(display, data)
+            keys[index] = key = cache.summary_key(display, data) + ("" if lazy else "e")
             firsts[index] = cache.get_first_pass(key)
         if firsts[index] is None:
             todo.append(index)
     items = [(files[i][1], contents[i] or b"") for i in todo]
-    for index, computed in zip(todo, _fan_out(_first_chunk, items, config, jobs, prefilter, None)):
+    work = _first_chunk_lazy if lazy else _first_chunk
+    for index, computed in zip(todo, _fan_out(work, items, config, jobs, prefilter, None)):
         firsts[index] = computed
         stored = keys[index]
         if cache is not None and stored is not None:
             cache.put_first_pass(stored, computed)
-    facts = _merged(firsts, keys, config, cache)
+    modules = _Deferred(files, contents, firsts, keys, config, cache)
+    facts = _merged(firsts, keys, config, cache, modules)
+    for index in modules.callers(facts):
+        item = firsts[index]
+        summary = modules.load_index(index)
+        if item is not None and summary is not None:
+            firsts[index] = dataclasses.replace(item, summary=summary)
     second = [
         i
         for i, (item, data) in enumerate(zip(firsts, contents))
@@ -126,20 +148,103 @@ def check_project(
     return facts, results
 
 
+class _Deferred:
+    """The modules phase 1 did not parse, loaded (and cached) on demand."""
+
+    def __init__(
+        self,
+        files: Sequence[tuple[Path, str]],
+        contents: list[bytes | None],
+        firsts: list[FirstPass | None],
+        keys: list[str | None],
+        config: Config,
+        cache: Cache | None,
+    ) -> None:
+        self.files, self.contents, self.keys = files, contents, keys
+        self.config, self.cache = config, cache
+        self.index: dict[str, list[int]] = {}
+        for i, item in enumerate(firsts):
+            if item is not None and item.deferred:
+                self.index.setdefault(item.deferred, []).append(i)
+        self.loaded: dict[int, ModuleSummary | None] = {}
+        self.order: dict[int, int] = {}  # id(summary) → file index: merge in file order
+
+    def load_index(self, index: int) -> ModuleSummary | None:
+        if index in self.loaded:
+            return self.loaded[index]
+        key = self.keys[index]
+        summary: ModuleSummary | None | bool = False
+        if self.cache is not None and key is not None:
+            summary = self.cache.get_syntax_summary("y" + key)
+        if summary is False or isinstance(summary, bool):
+            data = self.contents[index] or b""
+            summary = syntax_summary(data, self.files[index][1], self.config)
+            if self.cache is not None and key is not None:
+                self.cache.put_syntax_summary("y" + key, summary)
+        self.loaded[index] = summary
+        if summary is not None:
+            self.order[id(summary)] = index
+        return summary
+
+    def load_module(self, module: str) -> list[ModuleSummary]:
+        loaded = (self.load_index(index) for index in self.index[module])
+        return [summary for summary in loaded if summary is not None]
+
+    def loaders(self) -> dict[str, Callable[[], list[ModuleSummary]]]:
+        return {module: functools.partial(self.load_module, module) for module in self.index}
+
+    def callers(self, facts: ProjectFacts) -> list[int]:
+        """Deferred files that spell the name of a module-level function returning a read."""
+        words = facts.reader_words()
+        return [
+            index
+            for index in sorted(i for indices in self.index.values() for i in indices)
+            if any(word in (self.contents[index] or b"") for word in words)
+        ]
+
+
 def _merged(
-    firsts: list[FirstPass | None], keys: list[str | None], config: Config, cache: Cache | None
+    firsts: list[FirstPass | None],
+    keys: list[str | None],
+    config: Config,
+    cache: Cache | None,
+    modules: _Deferred,
 ) -> ProjectFacts:
-    """Merge the summaries; cached under the digest of every phase-1 key of the run."""
-    summaries = [f.summary for f in firsts if f is not None and f.summary is not None]
-    if cache is None:
-        return merge(summaries, config.options.array_types)
-    digest = hashlib.sha256(b"facts")
-    for key in keys:
-        digest.update((key or "-").encode())
-    facts_key = "f" + digest.hexdigest()
-    facts = cache.get_facts(facts_key)
-    if facts is None:
-        facts = merge(summaries, config.options.array_types)
+    """Merge the summaries of the analysed modules and of the deferred modules they reach;
+    cached under the digest of every phase-1 key of the run."""
+    facts_key = None
+    if cache is not None:
+        digest = hashlib.sha256(b"facts")
+        for key in keys:
+            digest.update((key or "-").encode())
+        facts_key = "f" + digest.hexdigest()
+        cached = cache.get_facts(facts_key)
+        if cached is not None:
+            return cached
+    analysed = [f.summary for f in firsts if f is not None and f.summary is not None]
+    for index, item in enumerate(firsts):
+        if item is not None and item.summary is not None:
+            modules.order[id(item.summary)] = index
+    names: set[str] = set()
+    for item in firsts:
+        if item is not None and item.summary is not None:
+            names |= used_names(item.summary, (q for q, _ in item.questions))
+    loaders = modules.loaders()
+    reached = close(names, loaders)
+
+    def in_file_order(summaries: list[ModuleSummary]) -> list[ModuleSummary]:
+        unique = {id(s): s for s in summaries}
+        return sorted(unique.values(), key=lambda s: modules.order[id(s)])
+
+    facts = merge(in_file_order([*analysed, *reached]), config.options.array_types)
+    callers = [s for s in map(modules.load_index, modules.callers(facts)) if s is not None]
+    if callers:
+        # Their imports decide whether they call a reader: the facts must resolve them too.
+        more = {target for s in callers for _, target in s.imports}
+        extra = close(more, loaders)
+        everything = in_file_order([*analysed, *reached, *extra, *callers])
+        facts = merge(everything, config.options.array_types)
+    if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
     return facts
 

@@ -184,6 +184,10 @@ class ProjectFacts:
         are reads)."""
         return module in self._reader_index()[1]
 
+    def reader_words(self) -> frozenset[bytes]:
+        """The last names of module-level functions returning a read, as bytes."""
+        return self._reader_words()
+
     def _reader_words(self) -> frozenset[bytes]:
         return frozenset(name.encode() for name in self._reader_index()[0] if name)
 

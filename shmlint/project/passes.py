@@ -40,6 +40,9 @@ class FirstPass:
     summary: ModuleSummary | None
     result: FileResult
     questions: tuple[tuple[str, str], ...] = ()
+    # The module name of a file phase 1 did not parse (no read, no helper: nothing to check
+    # per file); its summary is built only if the project needs it (closure.py).
+    deferred: str = ""
 
     def needs_second_pass(self, facts: ProjectFacts, data: bytes) -> bool:
         """True when the project's facts may change this file's findings."""
@@ -52,14 +55,36 @@ class FirstPass:
         return facts.may_call_reader(self.summary.imports, data)
 
 
-def first_pass(data: bytes, path: str, config: Config, *, prefilter: bool = True) -> FirstPass:
-    """Phase 1 for one file (never raises for a bad file, as ``check_bytes``)."""
+def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | None:
+    """The syntactic summary of a deferred module (None: undecodable or unparseable)."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        return None
+    tree = parse_source(text, path)
+    if isinstance(tree, tuple):
+        return None
+    module, is_package = module_name(path, config.root)
+    try:
+        scope = Scope(tree, None, walrus=":=" in text)
+        return summarize_syntax(tree, module, path, is_package, scope)
+    except RecursionError:
+        return None
+
+
+def first_pass(
+    data: bytes, path: str, config: Config, *, prefilter: bool = True, lazy: bool = False
+) -> FirstPass:
+    """Phase 1 for one file (never raises for a bad file, as ``check_bytes``). ``lazy``: a
+    file with nothing to check per file is not parsed (its summary is deferred)."""
     try:
         text = decode_source(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
     checked = not prefilter or may_contain_source(text, config.options)
     skipped = FileResult(path, (), parsed=False, skipped=True)
+    if lazy and not checked:
+        return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
     tree = parse_source(text, path)
     if isinstance(tree, tuple):
         return FirstPass(None, error_result(path, config, *tree) if checked else skipped)
@@ -97,6 +122,7 @@ def encode(item: FirstPass) -> dict[str, Any]:
         "summary": None if item.summary is None else item.summary.to_json(),
         "result": encode_result(item.result),
         "questions": [list(q) for q in item.questions],
+        "deferred": item.deferred,
     }
 
 
@@ -109,4 +135,5 @@ def decode(data: dict[str, Any]) -> FirstPass:
         None if summary is None else ModuleSummary.from_json(summary),
         decode_result(data["result"]),
         tuple((str(q), str(a)) for q, a in data["questions"]),
+        str(data["deferred"]),
     )

@@ -57,3 +57,27 @@ def test_shortcut_is_exact_on_the_ray_tree() -> None:
 
     root = corpus("ray==2.60.0")
     assert not _compare(sorted(root.rglob("*.py")), MEDIUM)[:5]
+
+
+def _lazy_differences(paths: list[Path], config: Config) -> list[str]:
+    files = [(p, str(p)) for p in paths]
+    lazy_facts, lazy = check_project(files, config, jobs=2, cache=None)
+    eager_facts, eager = check_project(files, config, jobs=2, cache=None, lazy=False)
+    differences = [a.path for a, b in zip(lazy, eager) if a.findings != b.findings]
+    # The facts of the modules reached answer like the facts of every module.
+    assert lazy_facts.returned_reads == eager_facts.returned_reads
+    assert lazy_facts.slot_kinds == eager_facts.slot_kinds
+    return differences
+
+
+@pytest.mark.parametrize("tree,config", _trees(), ids=lambda v: getattr(v, "name", ""))
+def test_lazy_parsing_is_exact_on_fixtures(tree: Path, config: Config) -> None:
+    assert not _lazy_differences(sorted(tree.rglob("*.py")), config)
+
+
+@pytest.mark.slow
+def test_lazy_parsing_is_exact_on_the_ray_tree() -> None:
+    from benchmarks.corpus import corpus
+
+    root = corpus("ray==2.60.0")
+    assert not _lazy_differences(sorted(root.rglob("*.py")), MEDIUM)[:5]
