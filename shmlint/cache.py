@@ -199,6 +199,18 @@ class Cache:
         """Store a deferred module's summary (or that it has none)."""
         self._store(key, {"summary": None if summary is None else summary.to_json()})
 
+    def get_plan(self, key: str) -> tuple[list[int], str] | None:
+        """A project run's phase-2 plan: the files to re-check, and the facts' digest."""
+        body = self._entry(key)
+        try:
+            return [int(i) for i in body["second"]], str(body["digest"])
+        except (TypeError, KeyError, ValueError):
+            return None
+
+    def put_plan(self, key: str, plan: tuple[list[int], str]) -> None:
+        """Store a project run's phase-2 plan."""
+        self._store(key, {"second": plan[0], "digest": plan[1]})
+
     def get_facts(self, key: str) -> ProjectFacts | None:
         """Cached merged project facts, or None."""
         body = self._entry(key)

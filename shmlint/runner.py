@@ -117,17 +117,26 @@ def check_project(
             cache.put_first_pass(stored, computed)
     modules = _Deferred(files, contents, firsts, keys, config, cache)
     facts = _merged(firsts, keys, config, cache, modules)
-    for index in modules.callers(facts):
-        item = firsts[index]
-        summary = modules.load_index(index)
-        if item is not None and summary is not None:
-            firsts[index] = dataclasses.replace(item, summary=summary)
-    second = [
-        i
-        for i, (item, data) in enumerate(zip(firsts, contents))
-        if item is not None and data is not None and item.needs_second_pass(facts, data)
-    ]
-    phase_two = cache.with_facts(facts.digest()) if cache is not None else None
+    # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts do):
+    # a warm run reads the decision instead of asking every file again.
+    plan_key = "g" + _run_digest(keys) if cache is not None else None
+    plan = cache.get_plan(plan_key) if cache is not None and plan_key is not None else None
+    if plan is None:
+        for index in modules.callers(facts):
+            item = firsts[index]
+            summary = modules.load_index(index)
+            if item is not None and summary is not None:
+                firsts[index] = dataclasses.replace(item, summary=summary)
+        second = [
+            i
+            for i, (item, data) in enumerate(zip(firsts, contents))
+            if item is not None and data is not None and item.needs_second_pass(facts, data)
+        ]
+        plan = (second, facts.digest())
+        if cache is not None and plan_key is not None:
+            cache.put_plan(plan_key, plan)
+    second, facts_digest = plan
+    phase_two = cache.with_facts(facts_digest) if cache is not None else None
     rechecked = check_files(
         [files[i] for i in second],
         config,
@@ -146,6 +155,14 @@ def check_project(
         else:
             results.append(check_path(path, display, config, prefilter=prefilter))  # unreadable
     return facts, results
+
+
+def _run_digest(keys: list[str | None]) -> str:
+    """A digest of every phase-1 key of a run (files, their bytes, the configuration)."""
+    digest = hashlib.sha256(b"run")
+    for key in keys:
+        digest.update((key or "-").encode())
+    return digest.hexdigest()
 
 
 class _Deferred:
@@ -214,10 +231,7 @@ def _merged(
     cached under the digest of every phase-1 key of the run."""
     facts_key = None
     if cache is not None:
-        digest = hashlib.sha256(b"facts")
-        for key in keys:
-            digest.update((key or "-").encode())
-        facts_key = "f" + digest.hexdigest()
+        facts_key = "f" + _run_digest(keys)
         cached = cache.get_facts(facts_key)
         if cached is not None:
             return cached
