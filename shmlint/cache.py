@@ -123,7 +123,7 @@ class Cache:
         digest.update(data)
         return digest.hexdigest()
 
-    def summary_key(self, display: str, data: bytes) -> str:
+    def first_pass_key(self, display: str, data: bytes) -> str:
         """The key of one file's phase-1 entry (independent of the rest of the project)."""
         digest = hashlib.sha256(f"summary\0{self._config_salt}".encode())
         digest.update(display.encode("utf-8", "surrogateescape") + b"\0")

@@ -20,10 +20,11 @@ from shmlint.dataflow.values import Label
 from shmlint.fingerprint import fingerprints
 from shmlint.names import Scope
 from shmlint.options import Options
-from shmlint.project.collect import summarize_syntax
+from shmlint.project.collect import Recorder, summarize_syntax
 from shmlint.project.facts import ProjectFacts, merge
 from shmlint.project.helpers import incomplete_helpers
 from shmlint.project.layout import module_name
+from shmlint.project.summary import ModuleSummary
 from shmlint.project.view import ProjectView
 from shmlint.rules import RULES
 from shmlint.suppress import is_suppressed
@@ -32,6 +33,7 @@ from shmlint.types import Confidence, FileResult, Finding, SourceKind
 # A file that mentions none of these cannot contain a source: it is never parsed.
 LINES = re.compile(r"\r\n|\r|\n")
 _SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
+TOO_DEEP = "the file is too deeply nested to analyse"
 
 
 # What a detach helper by behaviour must spell (SHM301, see shmlint.project.helpers).
@@ -138,7 +140,7 @@ def check_text(
     try:
         findings = analyze_tree(tree, lines, path, config, text, facts)
     except RecursionError:
-        return error_result(path, config, 1, 0, "the file is too deeply nested to analyse")
+        return error_result(path, config, 1, 0, TOO_DEEP)
     return FileResult(path, tuple(findings), parsed=True)
 
 
@@ -146,11 +148,26 @@ def project_view(
     tree: ast.Module, scope: Scope, path: str, config: Config, facts: ProjectFacts | None
 ) -> ProjectView:
     """The view of the project from one module; without ``facts``, the module on its own."""
-    module, is_package = module_name(path, config.root)
     if facts is None:
-        summary = summarize_syntax(tree, module, path, is_package, scope)
-        facts = merge([summary], config.options.array_types)
+        return own_view(tree, scope, path, config)[1]
+    module, is_package = module_name(path, config.root)
     return ProjectView(facts, module, is_package)
+
+
+def own_view(
+    tree: ast.Module,
+    scope: Scope,
+    path: str,
+    config: Config,
+    recorder: Recorder | None = None,
+    questions: set[str] | None = None,
+) -> tuple[ModuleSummary, ProjectView]:
+    """The module's syntactic summary, and the view of it as the only module of a project
+    (the per-file run; phase 1 also records flows and questions through it)."""
+    module, is_package = module_name(path, config.root)
+    summary = summarize_syntax(tree, module, path, is_package, scope)
+    facts = merge([summary], config.options.array_types)
+    return summary, ProjectView(facts, module, is_package, recorder, questions)
 
 
 def analyze_tree(

@@ -60,16 +60,10 @@ def _check_chunk(
 
 
 def _first_chunk(
-    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
-) -> list[FirstPass]:
-    return [first_pass(data, display, config, prefilter=prefilter) for display, data in chunk]
-
-
-def _first_chunk_lazy(
-    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
+    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, lazy: bool = False
 ) -> list[FirstPass]:
     return [
-        first_pass(data, display, config, prefilter=prefilter, lazy=True) for display, data in chunk
+        first_pass(data, display, config, prefilter=prefilter, lazy=lazy) for display, data in chunk
     ]
 
 
@@ -104,12 +98,12 @@ def check_project(
         if data is None:
             continue
         if cache is not None:
-            keys[index] = key = cache.summary_key(display, data) + ("" if lazy else "e")
+            keys[index] = key = cache.first_pass_key(display, data) + ("" if lazy else "e")
             firsts[index] = cache.get_first_pass(key)
         if firsts[index] is None:
             todo.append(index)
     items = [(files[i][1], contents[i] or b"") for i in todo]
-    work = _first_chunk_lazy if lazy else _first_chunk
+    work = functools.partial(_first_chunk, lazy=lazy)
     for index, computed in zip(todo, _fan_out(work, items, config, jobs, prefilter, None)):
         firsts[index] = computed
         stored = keys[index]

@@ -106,7 +106,7 @@ class ModuleContext:
         needs class bodies and constructors (what they store on ``self`` is a project fact)."""
         if not self.reporting or self.gate is None or self.gate.may_read(body):
             return True
-        if self.project is None or self.project.recorder is None:
+        if not self.recording:
             return False
         return isinstance(body, ast.ClassDef) or getattr(body, "name", "") == "__init__"
 

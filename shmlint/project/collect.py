@@ -1,7 +1,7 @@
 """The syntactic half of a module summary: imports, classes with their fields, functions.
 
 The dataflow half (flows, calls, reads) is recorded by the analysis itself into a
-:class:`Recorder` while it runs (``shmlint.dataflow``), so a module is walked once per phase.
+:class:`Recorder` while it runs (``shmlint.dataflow``), so a module is walked once.
 """
 
 from __future__ import annotations
@@ -32,6 +32,15 @@ class Recorder:
     flows: set[Flow] = dataclasses.field(default_factory=set)
     calls: set[CallFlow] = dataclasses.field(default_factory=set)
     reads: set[ReadInfo] = dataclasses.field(default_factory=set)
+
+    def fill(self, summary: ModuleSummary) -> ModuleSummary:
+        """``summary`` with the recorded flows (sorted: summaries are compared and cached)."""
+        return dataclasses.replace(
+            summary,
+            flows=tuple(sorted(self.flows, key=repr)),
+            calls=tuple(sorted(self.calls, key=repr)),
+            reads=tuple(sorted(self.reads, key=repr)),
+        )
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -104,9 +113,8 @@ def summarize_syntax(
     path: str,
     is_package: bool,
     scope: Scope,
-    recorder: Recorder | None = None,
 ) -> ModuleSummary:
-    """The summary of a parsed module (with the recorded flows, when given)."""
+    """The syntactic summary of a parsed module (flows come from a :class:`Recorder`)."""
     imports = tuple(
         sorted(
             (local, absolute_import(target, module, is_package))
@@ -139,7 +147,4 @@ def summarize_syntax(
         imports=imports,
         classes=tuple(classes),
         functions=tuple(functions),
-        flows=tuple(sorted(recorder.flows, key=repr)) if recorder else (),
-        calls=tuple(sorted(recorder.calls, key=repr)) if recorder else (),
-        reads=tuple(sorted(recorder.reads, key=repr)) if recorder else (),
     )

@@ -83,6 +83,9 @@ class ProjectFacts:
         default=None, repr=False, compare=False
     )
     _canonical: dict[str, str] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    _reader_words: frozenset[bytes] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
     _reader_pattern: re.Pattern[bytes] | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
@@ -186,10 +189,9 @@ class ProjectFacts:
 
     def reader_words(self) -> frozenset[bytes]:
         """The last names of module-level functions returning a read, as bytes."""
-        return self._reader_words()
-
-    def _reader_words(self) -> frozenset[bytes]:
-        return frozenset(name.encode() for name in self._reader_index()[0] if name)
+        if self._reader_words is None:
+            self._reader_words = frozenset(n.encode() for n in self._reader_index()[0] if n)
+        return self._reader_words
 
     def reader_pattern(self) -> re.Pattern[bytes]:
         """A byte pattern matching the name of a module-level function returning a read."""
@@ -206,7 +208,7 @@ class ProjectFacts:
         it), or imports a module above it and spells the rest of its dotted name."""
         # Substring tests (C memmem) beat one regex with many alternatives; a name inside a
         # longer word only costs a closer look below.
-        spelled = {word for word in self._reader_words() if word in data}
+        spelled = {word for word in self.reader_words() if word in data}
         if not spelled:
             return False
         readers = [

@@ -55,8 +55,15 @@ class _Path:
 class _Helper:
     """The path analysis of one helper function for one parameter."""
 
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, param: str, scope: Scope):
+    def __init__(
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        param: str,
+        scope: Scope,
+        options: Options,
+    ):
         self.node = node
+        self.options = options
         self.aliases = {param}
         self.scope = scope
         self.paths: list[_Path] = []
@@ -81,7 +88,7 @@ class _Helper:
     def is_alias(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Name) and node.id in self.aliases
 
-    def handled_by(self, node: ast.AST, options: Options) -> set[str]:
+    def handled_by(self, node: ast.AST) -> set[str]:
         handled: set[str] = set()
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -98,10 +105,10 @@ class _Helper:
                         handled.add(field)
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call):
-                handled |= self.call_handles(sub, options)
+                handled |= self.call_handles(sub)
         return handled
 
-    def call_handles(self, call: ast.Call, options: Options) -> set[str]:
+    def call_handles(self, call: ast.Call) -> set[str]:
         qname = qualified_name(call.func, self.scope) or ""
         name = last_name(call.func)
         first = call.args[0] if call.args else None
@@ -118,8 +125,8 @@ class _Helper:
             return {kw.arg for kw in call.keywords if kw.arg}
         sanitizer = (
             name in catalog.HELPER_NAMES
-            or name in options.extend_sanitizers
-            or qname in options.extend_sanitizers
+            or name in self.options.extend_sanitizers
+            or qname in self.options.extend_sanitizers
             or qname in _DEEP
         )
         if sanitizer and first is not None and name != self.node.name:
@@ -132,53 +139,49 @@ class _Helper:
 
     # --- paths ------------------------------------------------------------------------------------
 
-    def run(self, options: Options) -> list[_Path]:
-        end = self.block(self.node.body, frozenset(), options)
+    def run(self) -> list[_Path]:
+        end = self.block(self.node.body, frozenset())
         if end is not None:
             last = self.node.end_lineno or self.node.lineno
             self.paths.append(_Path(end, last, returns=False))
         return self.paths
 
-    def block(
-        self, body: list[ast.stmt], handled: frozenset[str], options: Options
-    ) -> frozenset[str] | None:
+    def block(self, body: list[ast.stmt], handled: frozenset[str]) -> frozenset[str] | None:
         """Walk statements; None once every path has left the block."""
         current: frozenset[str] | None = handled
         for statement in body:
             if current is None:
                 return None
-            current = self.statement(statement, current, options)
+            current = self.statement(statement, current)
         return current
 
-    def statement(
-        self, node: ast.stmt, handled: frozenset[str], options: Options
-    ) -> frozenset[str] | None:
+    def statement(self, node: ast.stmt, handled: frozenset[str]) -> frozenset[str] | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return handled
         if isinstance(node, ast.Return):
-            done = handled | self.handled_by(node, options)
+            done = handled | self.handled_by(node)
             self.paths.append(_Path(frozenset(done), node.lineno, returns=True))
             return None
         if isinstance(node, ast.Raise):
             return None
         if isinstance(node, ast.If):
             when_true, when_false = self.narrow(node.test)
-            body = self.block(node.body, handled | when_true, options)
-            orelse = self.block(node.orelse, handled | when_false, options)
+            body = self.block(node.body, handled | when_true)
+            orelse = self.block(node.orelse, handled | when_false)
             return _join(body, orelse)
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            return self.loop(node, handled, options)
+            return self.loop(node, handled)
         if isinstance(node, (ast.With, ast.AsyncWith)):
-            return self.block(node.body, handled, options)
+            return self.block(node.body, handled)
         if isinstance(node, ast.Try):
-            body = self.block(node.body, handled, options)
+            body = self.block(node.body, handled)
             if body is not None and node.orelse:
-                body = self.block(node.orelse, body, options)
-            ends = [body] + [self.block(h.body, handled, options) for h in node.handlers]
+                body = self.block(node.orelse, body)
+            ends = [body] + [self.block(h.body, handled) for h in node.handlers]
             end = None
             for item in ends:
                 end = _join(end, item)
-            return self.block(node.finalbody, end, options) if end is not None else None
+            return self.block(node.finalbody, end) if end is not None else None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
             if isinstance(target, ast.Name):
@@ -191,7 +194,7 @@ class _Helper:
                 for sub in ast.walk(target):
                     if isinstance(sub, ast.Name):
                         self.derived[sub.id] = sources[0]
-        return handled | self.handled_by(node, options)
+        return handled | self.handled_by(node)
 
     def fields_in(self, expr: ast.expr) -> list[str]:
         """The fields an expression reads, directly or through locals computed from them."""
@@ -216,14 +219,14 @@ class _Helper:
         return found
 
     def loop(
-        self, node: ast.For | ast.AsyncFor | ast.While, handled: frozenset[str], options: Options
+        self, node: ast.For | ast.AsyncFor | ast.While, handled: frozenset[str]
     ) -> frozenset[str] | None:
         over_alias = isinstance(node, (ast.For, ast.AsyncFor)) and self.is_alias(node.iter)
         if over_alias and isinstance(node, (ast.For, ast.AsyncFor)):
             # `for o in outputs`: o is each element; an empty list has nothing to detach.
             if isinstance(node.target, ast.Name):
                 self.aliases.add(node.target.id)
-        body = self.block(node.body, handled, options)
+        body = self.block(node.body, handled)
         displays = (ast.Tuple, ast.List, ast.Set)
         at_least_once = isinstance(node, (ast.For, ast.AsyncFor)) and (
             isinstance(node.iter, displays) and bool(node.iter.elts)
@@ -388,7 +391,7 @@ def incomplete_helpers(
         for arg in candidates:
             fact = _annotated_class(arg.annotation, view, scope)
             if fact is not None:
-                misses.extend(_check(node, arg.arg, fact, scope, view, options))
+                misses.extend(_check(node, arg.arg, fact, scope, options))
                 break
     return misses
 
@@ -398,10 +401,9 @@ def _check(
     param: str,
     fact: ClassFact,
     scope: Scope,
-    view: ProjectView,
     options: Options,
 ) -> list[Miss]:
-    paths = _Helper(node, param, scope).run(options)
+    paths = _Helper(node, param, scope, options).run()
     site = Site(node.lineno, node.col_offset, node.lineno, node.col_offset)
     short = fact.name.rpartition(".")[2]
     misses = []

@@ -16,19 +16,20 @@ from typing import Any
 from shmlint.config import Config
 from shmlint.engine import (
     LINES,
+    TOO_DEEP,
     analyze_with_view,
     decode_source,
     error_result,
     may_contain_read,
     may_contain_source,
+    own_view,
     parse_source,
 )
 from shmlint.names import Scope
 from shmlint.project.collect import Recorder, summarize_syntax
-from shmlint.project.facts import ProjectFacts, merge
+from shmlint.project.facts import ProjectFacts
 from shmlint.project.layout import module_name
 from shmlint.project.summary import ModuleSummary
-from shmlint.project.view import ProjectView
 from shmlint.types import FileResult
 
 
@@ -88,29 +89,19 @@ def first_pass(
     tree = parse_source(text, path)
     if isinstance(tree, tuple):
         return FirstPass(None, error_result(path, config, *tree) if checked else skipped)
-    module, is_package = module_name(path, config.root)
+    recorder = Recorder() if checked and may_contain_read(text, config.options) else None
+    questions: set[str] = set()
     try:
         scope = Scope(tree, None, walrus=":=" in text)
-        own = summarize_syntax(tree, module, path, is_package, scope)
-        if not checked:
-            return FirstPass(own, skipped)
-        local = merge([own], config.options.array_types)
-        recorder = Recorder() if may_contain_read(text, config.options) else None
-        questions: set[str] = set()
-        view = ProjectView(local, module, is_package, recorder, questions)
+        if not checked:  # eager: the summary only
+            module, is_package = module_name(path, config.root)
+            return FirstPass(summarize_syntax(tree, module, path, is_package, scope), skipped)
+        own, view = own_view(tree, scope, path, config, recorder, questions)
         findings = analyze_with_view(tree, LINES.split(text), path, config, text, view, scope)
     except RecursionError:
-        message = "the file is too deeply nested to analyse"
-        return FirstPass(None, error_result(path, config, 1, 0, message))
-    summary = own
-    if recorder is not None:
-        summary = dataclasses.replace(
-            own,
-            flows=tuple(sorted(recorder.flows, key=repr)),
-            calls=tuple(sorted(recorder.calls, key=repr)),
-            reads=tuple(sorted(recorder.reads, key=repr)),
-        )
-    answers = tuple(sorted((q, local.answer(q)) for q in questions))
+        return FirstPass(None, error_result(path, config, 1, 0, TOO_DEEP))
+    summary = own if recorder is None else recorder.fill(own)
+    answers = tuple(sorted((q, view.facts.answer(q)) for q in questions))
     return FirstPass(summary, FileResult(path, tuple(findings), parsed=True), answers)
 
 
