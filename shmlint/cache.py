@@ -1,13 +1,16 @@
 """Per-file result cache under ``.shmlint_cache/``.
 
 An entry is keyed by the file's bytes, its reported path, the effective configuration and the
-shmlint version, so any change to one of them misses. Entries are written atomically and read
+code of the analysis itself (a digest of the package's own sources, :func:`code_digest`), so any
+change to one of them misses: a development install or a patched build never serves results of
+the code it had before. Entries are written atomically and read
 defensively: a stale, truncated or foreign entry is ignored (and recomputed), never trusted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -27,6 +30,29 @@ if TYPE_CHECKING:
 
 FORMAT = 2
 DIRECTORY_NAME = ".shmlint_cache"
+# Where the cache lives when ``--cache-dir`` is not given (as ruff's RUFF_CACHE_DIR).
+DIRECTORY_VARIABLE = "SHMLINT_CACHE_DIR"
+PACKAGE_DIRECTORY = Path(__file__).resolve().parent
+
+
+@functools.cache
+def code_digest() -> str:
+    """The digest of this package's own code, computed once per process: the analysis that
+    made a cached result is the analysis that reads it."""
+    return package_digest(PACKAGE_DIRECTORY)
+
+
+def package_digest(package: Path) -> str:
+    """A digest of every Python source of ``package`` (relative path and bytes).
+
+    The runtime helpers are hashed too: hashing a few more small files is cheaper than a list
+    of which modules can change a result, which would rot.
+    """
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(b"\0" + path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def config_digest(config: Config) -> str:
@@ -46,11 +72,15 @@ def config_digest(config: Config) -> str:
         "min_confidence": options.min_confidence.value,
     }
     text = json.dumps(canonical, sort_keys=True)
-    return hashlib.sha256(f"{__version__}\0{FORMAT}\0{text}".encode()).hexdigest()
+    return hashlib.sha256(f"{code_digest()}\0{FORMAT}\0{text}".encode()).hexdigest()
 
 
 def default_directory(config: Config) -> Path:
-    """``.shmlint_cache`` next to the configuration, else in the current directory."""
+    """``$SHMLINT_CACHE_DIR`` when set, else ``.shmlint_cache`` next to the configuration,
+    else in the current directory."""
+    configured = os.environ.get(DIRECTORY_VARIABLE)
+    if configured:
+        return Path(configured)
     return (config.root or Path.cwd()) / DIRECTORY_NAME
 
 

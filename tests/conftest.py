@@ -1,4 +1,5 @@
-"""Shared fixtures: one real Ray session for the whole test session (ray.init costs ~4 s)."""
+"""Shared fixtures: one real Ray session for the whole test session (ray.init costs ~4 s), and
+a result cache of its own for every test (a warm cache left by another run never answers)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from shmlint.cache import DIRECTORY_VARIABLE
+
+
+@pytest.fixture(autouse=True)
+def own_cache_directory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: Any) -> None:
+    """Every test's runs (in process and in subprocesses) use a fresh cache directory; tests
+    about the default location remove the variable themselves."""
+    monkeypatch.setenv(DIRECTORY_VARIABLE, str(tmp_path_factory.mktemp("shmlint_cache")))
 
 
 @pytest.fixture(scope="session")

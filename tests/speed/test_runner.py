@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shmlint.cache import DIRECTORY_VARIABLE
 from shmlint.cli import main
 from shmlint.config import Config
 from shmlint.engine import check_path
@@ -29,8 +30,10 @@ def _json(args: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str,
 
 @pytest.fixture
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """More files than the pool threshold: copies of every fixture in nested packages."""
+    """More files than the pool threshold: copies of every fixture in nested packages (the
+    cache in its default place, ``.shmlint_cache`` of the current directory)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(DIRECTORY_VARIABLE)
     count = 0
     while count < POOL_THRESHOLD + 10:
         package = tmp_path / "src" / f"pkg{count // 7}"

@@ -1,0 +1,107 @@
+"""The result cache is keyed on the analysis code, and a warm run really answers from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import shmlint.engine
+import shmlint.project.passes
+from shmlint.cache import PACKAGE_DIRECTORY, code_digest, package_digest
+from shmlint.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SHM104_ESCAPE = "is still bound when the next read in this loop runs"
+
+
+def _copy_package(destination: Path) -> Path:
+    """A copy of the installed package (sources only) under ``destination``."""
+    copy = destination / "shmlint"
+    shutil.copytree(PACKAGE_DIRECTORY, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def test_code_digest_changes_with_any_source_of_the_package(tmp_path: Path) -> None:
+    copy = _copy_package(tmp_path)
+    assert package_digest(copy) == code_digest()
+    catalog = copy / "catalog.py"
+    catalog.write_text(catalog.read_text().replace('"numpy.copy",', ""))
+    edited = package_digest(copy)
+    assert edited != code_digest()
+    (copy / "rules" / "extra.py").write_text("")
+    assert package_digest(copy) != edited
+
+
+def _run_copy(site: Path, cache: Path, *paths: str) -> list[dict[str, object]]:
+    """``shmlint check`` from the package copy under ``site`` (a subprocess)."""
+    environment = {**os.environ, "PYTHONPATH": str(site)}
+    command = [sys.executable, "-m", "shmlint", "check", "--output-format", "json"]
+    completed = subprocess.run(
+        [*command, "--cache-dir", str(cache), "-j", "1", *paths],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=site,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    return json.loads(completed.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_warm_run_after_a_code_change_analyses_again(tmp_path: Path) -> None:
+    """The stale-cache bug: an edited analysis must not be answered by the old one's results."""
+    site = tmp_path / "site"
+    copy = _copy_package(site)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import shmlint; print(shmlint.__file__)"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        cwd=site,
+        check=True,
+    )
+    assert Path(probe.stdout.strip()).parent == copy  # the copy, not the installed package
+    cache = tmp_path / "cache"
+    example = str(EXAMPLES / "compiled_loop.py")
+    before = _run_copy(site, cache, example)
+    assert any(SHM104_ESCAPE in str(f["message"]) for f in before)
+    rules = copy / "rules" / "retention.py"
+    rules.write_text(rules.read_text().replace(SHM104_ESCAPE, "outlives the next read (edited)"))
+    after = _run_copy(site, cache, example)
+    assert [f["code"] for f in after] == [f["code"] for f in before]
+    assert not any(SHM104_ESCAPE in str(f["message"]) for f in after)
+    assert any("(edited)" in str(f["message"]) for f in after)
+
+
+def _refuse_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(text: str, path: str) -> None:
+        raise AssertionError(f"a warm run parsed {path}")
+
+    monkeypatch.setattr(shmlint.engine, "parse_source", refuse)
+    monkeypatch.setattr(shmlint.project.passes, "parse_source", refuse)
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+def test_a_warm_run_answers_from_the_cache_without_parsing(
+    mode: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    command = ["check", "--output-format", "json", "-j", "1", "--cache-dir", str(tmp_path), *mode]
+    assert main([*command, str(EXAMPLES)]) == 1
+    cold = json.loads(capsys.readouterr().out)
+    assert len(cold) == 5
+    _refuse_parsing(monkeypatch)
+    assert main([*command, str(EXAMPLES)]) == 1
+    assert json.loads(capsys.readouterr().out) == cold
+    # The refusal is real: without the cache the same run must parse.
+    with pytest.raises(AssertionError, match="a warm run parsed"):
+        main([*command, "--no-cache", str(EXAMPLES)])
