@@ -16,6 +16,8 @@ _MARKER = re.compile(
     r"#\s*(?P<kind>error|ok|todo-error|todo-ok):\s*(?P<codes>SHM\d{3}(?:\[\w+\])?(?:\s*,\s*SHM\d{3}(?:\[\w+\])?)*)"
 )
 _CODE = re.compile(r"(SHM\d{3})(?:\[(\w+)\])?")
+ROLE = re.compile(r"^#\s*fixture:\s*\S", re.MULTILINE)
+EXPECTS_NOTHING = "# fixture: expects no findings"
 
 Expectation = tuple[int, str, str]  # (line, code, confidence)
 
@@ -41,3 +43,22 @@ def expected_reports(path: Path) -> set[Expectation]:
 def fixture_files() -> list[Path]:
     """Every single-file fixture (``fixtures/SHM*.py``, not the ``.fixed.py`` outputs)."""
     return sorted(p for p in FIXTURES.glob("SHM*.py") if not p.name.endswith(".fixed.py"))
+
+
+def fixture_sources() -> list[Path]:
+    """Every Python file under ``fixtures/`` that is analysed (not the ``.fixed.py`` outputs)."""
+    return sorted(p for p in FIXTURES.rglob("*.py") if not p.name.endswith(".fixed.py"))
+
+
+def says_what_it_expects(path: Path) -> bool:
+    """The file carries a marker or a ``# fixture:`` role line (an empty ``__init__.py`` is a
+    package marker and needs neither)."""
+    text = path.read_text(encoding="utf-8")
+    if path.name == "__init__.py" and not text.strip():
+        return True
+    return any(markers(path).values()) or ROLE.search(text) is not None
+
+
+def expects_nothing(paths: list[Path]) -> bool:
+    """One of the files says its case must report nothing."""
+    return any(EXPECTS_NOTHING in p.read_text(encoding="utf-8") for p in paths)

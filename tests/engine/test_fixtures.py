@@ -10,7 +10,15 @@ from shmlint.config import Config
 from shmlint.engine import check_path
 from shmlint.options import Options
 from shmlint.types import Confidence
-from tests.fixture_markers import expected_reports, fixture_files, markers
+from tests.fixture_markers import (
+    FIXTURES,
+    expected_reports,
+    expects_nothing,
+    fixture_files,
+    fixture_sources,
+    markers,
+    says_what_it_expects,
+)
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
 
@@ -24,6 +32,7 @@ def reported(path: Path, config: Config = MEDIUM) -> set[tuple[int, str, str]]:
 def test_fixture_reports_exactly_its_markers(path: Path) -> None:
     got = reported(path)
     want = expected_reports(path)
+    assert want or expects_nothing([path]), "an emptied fixture must not pass"
     missing = sorted(want - got)
     unexpected = sorted(got - want)
     assert not missing and not unexpected, f"missing {missing}, unexpected {unexpected}"
@@ -46,3 +55,10 @@ def test_default_threshold_reports_only_high(path: Path) -> None:
 def test_fixtures_exist_for_every_sink_rule() -> None:
     names = {p.stem for p in fixture_files()}
     assert {f"SHM10{i}" for i in range(1, 8)} <= names
+
+
+@pytest.mark.parametrize(
+    "path", fixture_sources(), ids=lambda p: p.relative_to(FIXTURES).as_posix()
+)
+def test_every_fixture_file_says_what_it_expects(path: Path) -> None:
+    assert says_what_it_expects(path), "add a marker, or a `# fixture: <role>` line"
