@@ -40,7 +40,7 @@ def _compare(paths: list[Path], config: Config) -> list[tuple[str, str]]:
             differences.append((str(path), "phase 1 != per-file"))
     facts, shortcut = check_project(files, config, jobs=1, cache=None)
     full = check_files(files, config, jobs=1, cache=None, facts=facts)
-    for fast, slow in zip(shortcut, full):
+    for fast, slow in zip(shortcut, full, strict=True):
         if fast.findings != slow.findings:
             differences.append((fast.path, "shortcut != full phase 2"))
     return differences
@@ -63,7 +63,7 @@ def _lazy_differences(paths: list[Path], config: Config) -> list[str]:
     files = [(p, str(p)) for p in paths]
     lazy_facts, lazy = check_project(files, config, jobs=2, cache=None)
     eager_facts, eager = check_project(files, config, jobs=2, cache=None, lazy=False)
-    differences = [a.path for a, b in zip(lazy, eager) if a.findings != b.findings]
+    differences = [a.path for a, b in zip(lazy, eager, strict=True) if a.findings != b.findings]
     # The facts of the modules reached answer like the facts of every module.
     assert lazy_facts.returned_reads == eager_facts.returned_reads
     assert lazy_facts.slot_kinds == eager_facts.slot_kinds

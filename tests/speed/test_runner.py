@@ -107,6 +107,46 @@ def test_prefilter_loses_nothing_on_fixtures(path: Path) -> None:
     assert on == off
 
 
+# Every word a file must spell to be parsed on its own (shmlint.engine's prefilter).
+_PREFILTER_WORDS = (
+    "detach_zero_copy_from_model_runner_output",
+    "detach_zero_copy",
+    "ray",
+    "experimental_compile",
+    "CompiledDAG",
+    "writeable",
+    "WRITEABLE",
+    "is_zero_copy",
+)
+
+
+def _without(text: str, words: tuple[str, ...]) -> str:
+    for word in words:  # the longest first: a helper's name holds the other's
+        text = text.replace(word, f"{word[:-1]}_")
+    return text
+
+
+def test_prefilter_loses_nothing_when_it_skips(tmp_path: Path) -> None:
+    """Variants of every fixture with prefilter words spelled otherwise: the
+    prefilter skips many of them, and never one the unfiltered analysis reports."""
+    skipped = 0
+    for fixture in fixture_files():
+        text = fixture.read_text(encoding="utf-8")
+        present = [word for word in _PREFILTER_WORDS if word in text]
+        # Each word removed alone, each word left alone, and none left.
+        variants = [(word,) for word in present]
+        variants += [tuple(w for w in _PREFILTER_WORDS if w != word) for word in present]
+        variants.append(_PREFILTER_WORDS)
+        for number, words in enumerate(variants):
+            path = tmp_path / f"{fixture.stem}_{number}.py"
+            path.write_text(_without(text, words), encoding="utf-8")
+            on = check_path(path, str(path), MEDIUM, prefilter=True)
+            off = check_path(path, str(path), MEDIUM, prefilter=False)
+            assert on.findings == off.findings, (fixture.name, words)
+            skipped += on.skipped
+    assert skipped >= len(fixture_files())  # the skip path really ran
+
+
 def test_prefilter_skips_files_without_sources(tmp_path: Path) -> None:
     plain = tmp_path / "plain.py"
     plain.write_text("import numpy as np\narray = np.zeros(3)\nvalue = {}.get('k')\n")
