@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from shmlint.runtime._arrays import copy_if_readonly, rebuild_tuple
-from shmlint.runtime._walk import Detacher
+from shmlint.runtime._detacher import Detacher
 
 T = TypeVar("T")
 

@@ -2,10 +2,11 @@
 
 While a :func:`track_retention` context is active, Ray's reads are wrapped: ``ray.get``,
 ``CompiledDAGRef.get`` and ``CompiledDAGFuture.__await__``. Each read records weak references
-to the zero-copy arrays it returned (walking the value like ``detach_zero_copy``; a view kept
-later keeps its base array alive, so views count). At every compiled-graph read, if arrays from
-an earlier read *of the same compiled graph* are still alive, the tracker raises
-:class:`ZeroCopyRetentionError` (or warns) **before** the read, naming where both reads are.
+to the zero-copy arrays it returned (walking the value with :mod:`shmlint.runtime.walk`, as
+``detach_zero_copy`` does; a view kept later keeps its base array alive, so views count). At
+every compiled-graph read, if arrays from an earlier read *of the same compiled graph* are still
+alive, the tracker raises :class:`ZeroCopyRetentionError` (or warns) **before** the read, naming
+where both reads are.
 
 Ray is imported lazily, when a context is entered; without Ray the tracker warns and does
 nothing.
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from shmlint.runtime._arrays import is_zero_copy
+from shmlint.runtime.walk import PANDAS, children, kind_of, numpy_parts
 
 __all__ = [
     "RetentionTracker",
@@ -86,8 +88,6 @@ def _buffer_owner(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 def _zero_copy_arrays(value: object) -> Iterator[np.ndarray[Any, Any]]:
     """The arrays in ``value`` whose memory Ray owns (structures walked, cycles safe)."""
-    from shmlint.runtime._walk import _PANDAS, _children, _kind, _numpy_parts
-
     seen: set[int] = set()
     stack = [value]
     while stack and len(seen) < _WALK_LIMIT:
@@ -99,13 +99,13 @@ def _zero_copy_arrays(value: object) -> Iterator[np.ndarray[Any, Any]]:
             if is_zero_copy(item):
                 yield _buffer_owner(item)
             continue
-        kind = _kind(item)
-        if kind == _PANDAS:
+        kind = kind_of(item)
+        if kind == PANDAS:
             manager = getattr(item, "_mgr", None)
             for array in getattr(manager, "arrays", ()):
-                stack.extend(_numpy_parts(array))
+                stack.extend(numpy_parts(array))
         elif kind is not None:
-            stack.extend(_children(item, kind))
+            stack.extend(children(item, kind))
 
 
 class RetentionTracker:

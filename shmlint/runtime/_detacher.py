@@ -9,84 +9,32 @@ Two passes, so cycles and shared subtrees are handled exactly:
    identity, so a shared subtree is rebuilt once and a cycle points at the rebuilt copy.
 
 Clean subtrees are returned as the very same objects, and the input is never mutated.
+
+What is a container and what it holds comes from :mod:`shmlint.runtime.walk`, shared with the
+retention tracker.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import sys
-from collections.abc import Iterator
 from typing import Any, TypeVar
 
-import numpy as np
-
 from shmlint.runtime._arrays import needs_copy, rebuild_tuple
+from shmlint.runtime.walk import (
+    ARRAY,
+    ARROW,
+    DICT,
+    LIST,
+    PANDAS,
+    TUPLE,
+    children,
+    kind_of,
+    numpy_parts,
+    record_fields,
+)
 
 T = TypeVar("T")
-
-# Kinds of value the walker understands; everything else is a leaf that is never copied.
-_ARRAY, _DICT, _LIST, _TUPLE, _RECORD, _PANDAS, _ARROW = range(7)
-
-_PANDAS_TYPES = ("DataFrame", "Series", "Index")
-_ARROW_TYPES = ("Array", "ChunkedArray", "Table", "RecordBatch")
-
-
-def _kind(value: object) -> int | None:
-    if isinstance(value, np.ndarray):
-        return _ARRAY
-    if isinstance(value, dict):
-        return _DICT
-    if isinstance(value, list):
-        return _LIST
-    if isinstance(value, tuple):
-        return _TUPLE
-    cls = type(value)
-    if dataclasses.is_dataclass(cls) or hasattr(cls, "__struct_fields__"):
-        return _RECORD  # dataclass or msgspec.Struct
-    if hasattr(cls, "model_fields") and hasattr(value, "__pydantic_fields_set__"):
-        return _RECORD  # pydantic v2 model
-    module = cls.__module__ or ""
-    if module.startswith("pandas") and _is_instance_named(value, "pandas", _PANDAS_TYPES):
-        return _PANDAS
-    if module.startswith("pyarrow") and _is_instance_named(value, "pyarrow", _ARROW_TYPES):
-        return _ARROW
-    return None
-
-
-def _is_instance_named(value: object, module: str, names: tuple[str, ...]) -> bool:
-    # The library is imported already (the value's type lives there); never import it here.
-    lib = sys.modules.get(module)
-    return lib is not None and isinstance(value, tuple(getattr(lib, name) for name in names))
-
-
-def _record_fields(value: object) -> list[str]:
-    cls = type(value)
-    if dataclasses.is_dataclass(cls):
-        return [f.name for f in dataclasses.fields(cls)]
-    struct_fields = getattr(cls, "__struct_fields__", None)
-    if struct_fields is not None:
-        return list(struct_fields)
-    model: Any = cls  # a pydantic model class (`_kind` checked `model_fields` exists)
-    return list(model.model_fields)
-
-
-def _children(value: Any, kind: int) -> Iterator[object]:
-    if kind == _DICT:
-        yield from value.values()
-    elif kind in (_LIST, _TUPLE):
-        yield from value
-    elif kind == _RECORD:
-        for name in _record_fields(value):
-            yield getattr(value, name, None)
-
-
-def _numpy_parts(array: object) -> list[object]:
-    """The numpy arrays behind a pandas block / extension array (best effort, public-ish)."""
-    if isinstance(array, np.ndarray):
-        return [array]
-    parts = [getattr(array, name, None) for name in ("_ndarray", "_data", "_mask")]
-    return [part for part in parts if isinstance(part, np.ndarray)]
 
 
 def _pandas_dirty(value: Any) -> bool:
@@ -95,7 +43,7 @@ def _pandas_dirty(value: Any) -> bool:
     if arrays is None:  # an Index
         arrays = [getattr(value, "_data", None)]
     for array in arrays:
-        parts = _numpy_parts(array)
+        parts = numpy_parts(array)
         if not parts:  # an array type we cannot see into: copying is the safe choice
             return True
         if any(needs_copy(part) for part in parts):  # type: ignore[arg-type]
@@ -152,19 +100,19 @@ class Detacher:
                 continue
             seen.add(key)
             self._keep_alive.append(value)
-            kind = _kind(value)
-            if kind == _ARRAY:
+            kind = kind_of(value)
+            if kind == ARRAY:
                 if needs_copy(value):  # type: ignore[arg-type]
                     self._dirty.add(key)
-            elif kind == _PANDAS:
+            elif kind == PANDAS:
                 if _pandas_dirty(value):
                     self._dirty.add(key)
-            elif kind == _ARROW:
+            elif kind == ARROW:
                 if _arrow_dirty(value):
                     self._dirty.add(key)
             elif kind is not None:
-                for child in _children(value, kind):
-                    if _kind(child) is not None:
+                for child in children(value, kind):
+                    if kind_of(child) is not None:
                         parents.setdefault(id(child), []).append(key)
                         stack.append(child)
         queue = list(self._dirty)
@@ -180,14 +128,14 @@ class Detacher:
             return value
         if key in self._memo:
             return self._memo[key]
-        kind = _kind(value)
-        if kind == _ARRAY:
+        kind = kind_of(value)
+        if kind == ARRAY:
             new: object = value.copy()  # type: ignore[attr-defined]
-        elif kind == _PANDAS:
+        elif kind == PANDAS:
             new = value.copy(deep=True)  # type: ignore[attr-defined]
-        elif kind == _ARROW:
+        elif kind == ARROW:
             new = _arrow_copy(value)
-        elif kind == _TUPLE:
+        elif kind == TUPLE:
             new = self._rebuild_tuple(value)  # type: ignore[arg-type]
         else:
             new = self._rebuild_mutable(value, kind)
@@ -211,14 +159,14 @@ class Detacher:
         # Shallow copy first and register it, so cycles through this container point at the copy.
         new: Any = copy.copy(value)
         self._memo[id(value)] = new
-        if kind == _DICT:
+        if kind == DICT:
             for k, item in value.items():
                 new[k] = self._rebuild(item)
-        elif kind == _LIST:
+        elif kind == LIST:
             for index, item in enumerate(value):
                 new[index] = self._rebuild(item)
         else:
-            for name in _record_fields(value):
+            for name in record_fields(value):
                 item = getattr(value, name, None)
                 rebuilt = self._rebuild(item)
                 if rebuilt is not item:
