@@ -4,8 +4,9 @@ Ray deserializes numpy arrays zero-copy: `ray.get` and compiled-graph reads retu
 views whose `.base` chain ends in a Ray buffer. Holding such a view keeps the buffer (and, for
 compiled graphs, the channel's read lock) alive. Copying the array breaks that link.
 
-Nothing here imports ray, pandas or pyarrow: those objects are recognised by the modules they
-already live in (if a value is a pandas frame, pandas is imported already).
+Nothing here imports ray, pandas, pyarrow, pydantic or msgspec: those objects are recognised by
+duck typing or by the modules they already live in (if a value is a pandas frame, pandas is
+imported already).
 """
 
 from __future__ import annotations
@@ -194,9 +195,11 @@ def _detach_collection(output: Any) -> Any:
 def detach_zero_copy(obj: T) -> T:
     """Return ``obj`` with every read-only / Ray-owned ndarray in it replaced by a copy.
 
-    Walks dicts, lists, tuples, NamedTuples, dataclasses (frozen and slotted too), pydantic and
-    msgspec models, pandas and pyarrow values. Never mutates its input: containers on the path to a
-    copied array are shallow-copied, every untouched subtree is returned as the same object, and
-    an object with nothing to detach is returned itself. Cycles are safe.
+    Walks dicts, lists, tuples, NamedTuples, dataclasses (frozen and slotted too), pydantic v2
+    models (frozen too, extra fields and private attributes included) and msgspec Structs
+    (frozen too), pandas and pyarrow values. Never mutates its input: containers on the path to a
+    copied array are shallow-copied (records are copied, never built again, so no validation or
+    ``__post_init__`` runs), every untouched subtree is returned as the same object, and an
+    object with nothing to detach is returned itself. Cycles are safe.
     """
     return Detacher().detach(obj)

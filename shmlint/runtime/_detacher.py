@@ -31,7 +31,8 @@ from shmlint.runtime.walk import (
     children,
     kind_of,
     numpy_parts,
-    record_fields,
+    record_items,
+    set_record_item,
 )
 
 T = TypeVar("T")
@@ -166,10 +167,8 @@ class Detacher:
             for index, item in enumerate(value):
                 new[index] = self._rebuild(item)
         else:
-            for name in record_fields(value):
-                item = getattr(value, name, None)
+            for place, name, item in record_items(value):
                 rebuilt = self._rebuild(item)
                 if rebuilt is not item:
-                    # object.__setattr__ also works for frozen dataclasses and slotted records.
-                    object.__setattr__(new, name, rebuilt)
+                    set_record_item(new, place, name, rebuilt)
         return new

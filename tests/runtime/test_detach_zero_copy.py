@@ -164,3 +164,139 @@ def test_is_zero_copy_without_ray() -> None:
     assert not is_zero_copy(np.ones(2))
     assert not is_zero_copy([1, 2])
     assert not is_zero_copy(np.frombuffer(b"abcd", dtype=np.uint8))
+
+
+# --- pydantic v2 models and msgspec Structs ---------------------------------------------------
+
+
+@pytest.fixture
+def models() -> Any:
+    """tests/runtime/models.py: the record types (skipped without pydantic and msgspec)."""
+    return pytest.importorskip("tests.runtime.models")
+
+
+def test_pydantic_model_copies_only_its_readonly_fields(models: Any) -> None:
+    ro = readonly(np.arange(6))
+    scores = np.ones(3)  # writeable: kept as is
+    ids = [1, 2]
+    batch = models.Batch(tokens=ro, scores=scores, ids=ids)
+    ids = batch.ids  # pydantic may copy the list while validating
+    fields_set = set(batch.model_fields_set)
+    built = models.BUILT["Batch"]
+    result = detach_zero_copy(batch)
+    assert type(result) is models.Batch and result is not batch
+    assert _detached(result.tokens, ro)
+    assert result.scores is scores and result.ids is ids and result.label == "batch"
+    assert result.model_fields_set == fields_set
+    assert result.model_dump()["tokens"] is result.tokens  # pydantic sees the copy too
+    assert batch.tokens is ro and batch.scores is scores and batch.ids is ids  # input untouched
+    assert batch.model_fields_set == fields_set
+    assert models.BUILT["Batch"] == built  # copied, not validated again
+
+
+def test_pydantic_clean_models_are_returned_as_is(models: Any) -> None:
+    batch = models.Batch(tokens=np.ones(3), ids=[1])
+    assert detach_zero_copy(batch) is batch
+    pair = models.Pair(left=batch, right=models.Batch(tokens=np.zeros(2)), items=[batch])
+    assert detach_zero_copy(pair) is pair
+
+
+def test_pydantic_nested_models_rebuild_only_the_dirty_path(models: Any) -> None:
+    ro = readonly(np.ones(4))
+    clean = models.Batch(tokens=np.zeros(2))
+    dirty = models.Batch(tokens=ro)
+    pair = models.Pair(left=dirty, right=clean, items=[dirty, "x"])
+    items = pair.items
+    result = detach_zero_copy(pair)
+    assert result.right is clean  # untouched subtree: the same object
+    assert result.left is not dirty and _detached(result.left.tokens, ro)
+    assert result.items[0] is result.left  # a shared model is rebuilt once
+    assert result.items is not items and result.items[1] == "x"
+    assert pair.left is dirty and dirty.tokens is ro and pair.items is items
+    assert items[0] is dirty
+
+
+def test_pydantic_frozen_model(models: Any) -> None:
+    pydantic = pytest.importorskip("pydantic")
+    ro = readonly(np.arange(3.0))
+    frozen = models.FrozenBatch(tokens=ro)
+    result = detach_zero_copy(frozen)
+    assert type(result) is models.FrozenBatch and result is not frozen
+    assert _detached(result.tokens, ro) and result.label == "frozen"
+    assert frozen.tokens is ro
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
+        result.tokens = np.zeros(1)  # the copy is as frozen as the original
+
+
+def test_pydantic_extra_fields_and_private_attributes(models: Any) -> None:
+    in_extra, in_private = readonly(np.ones(2)), readonly(np.zeros(2))
+    loose = models.Loose(n=1, blob=in_extra)
+    loose._cache = in_private
+    result = detach_zero_copy(loose)
+    assert _detached(result.blob, in_extra) and _detached(result._cache, in_private)
+    assert "blob" not in vars(result) and result.model_extra["blob"] is result.blob  # still extra
+    assert result.model_dump() == {"n": 1, "blob": result.blob}
+    assert loose.blob is in_extra and loose._cache is in_private  # input untouched
+    assert loose.model_extra["blob"] is in_extra
+
+    clean = models.Loose(n=2, blob=np.ones(2))
+    clean._cache = [np.zeros(1)]
+    assert detach_zero_copy(clean) is clean
+
+
+def test_pydantic_cycle(models: Any) -> None:
+    ro = readonly(np.ones(2))
+    batch = models.Batch(tokens=ro)
+    pair = models.Pair(left=batch, right=batch)
+    pair.items.append(pair)
+    result = detach_zero_copy(pair)
+    assert result.items[0] is result  # the cycle points at the rebuilt model
+    assert result.left is result.right and _detached(result.left.tokens, ro)
+    assert pair.items[0] is pair and pair.left is batch
+
+
+@pytest.mark.parametrize("name", ["Step", "FrozenStep", "CompactStep"])
+def test_msgspec_structs(models: Any, name: str) -> None:
+    cls = getattr(models, name)
+    ro = readonly(np.arange(4))
+    struct = cls(ro)
+    others = cls.__struct_fields__[1:]
+    built = models.BUILT[name]
+    result = detach_zero_copy(struct)
+    assert type(result) is cls and result is not struct
+    assert _detached(result.tokens, ro)
+    assert all(getattr(result, field) is getattr(struct, field) for field in others)
+    assert struct.tokens is ro  # input untouched
+    assert models.BUILT[name] == built  # copied: __post_init__ does not run again
+    clean = cls(np.arange(4))
+    assert detach_zero_copy(clean) is clean
+
+
+def test_msgspec_frozen_struct_stays_frozen(models: Any) -> None:
+    result = detach_zero_copy(models.FrozenStep(readonly(np.ones(2))))
+    assert result.tokens.flags.writeable
+    with pytest.raises(AttributeError):
+        result.tokens = np.zeros(1)
+
+
+def test_msgspec_without_force_setattr(models: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """msgspec before 0.19 has no ``structs.force_setattr``: the field's slot is written."""
+    msgspec = pytest.importorskip("msgspec")
+    monkeypatch.delattr(msgspec.structs, "force_setattr")
+    ro = readonly(np.ones(3))
+    for struct in (models.FrozenStep(ro), models.CompactStep(ro, extra=[ro])):
+        result = detach_zero_copy(struct)
+        assert _detached(result.tokens, ro) and struct.tokens is ro
+
+
+def test_msgspec_struct_fields_rebuild_only_the_dirty_path(models: Any) -> None:
+    ro = readonly(np.ones(3))
+    tokens = np.zeros(1)
+    step = models.Step(tokens, scores=(ro, "k"))
+    batch = models.Batch(tokens=np.ones(1), ids=[1])
+    data = {"step": step, "batch": batch}
+    result = detach_zero_copy(data)
+    assert result["batch"] is batch and result["step"] is not step
+    assert type(result["step"].scores) is tuple and _detached(result["step"].scores[0], ro)
+    assert result["step"].tokens is tokens and result["step"].scores[1] == "k"
+    assert data["step"] is step and step.scores[0] is ro

@@ -62,6 +62,21 @@ def test_object_store_pandas_and_pyarrow(ray_session: Any) -> None:
     assert new_table.equals(table)
 
 
+def test_object_store_pydantic_and_msgspec_records(ray_session: Any) -> None:
+    models = pytest.importorskip("tests.runtime.models")
+    ray = ray_session
+    for record in (models.Batch(tokens=np.ones(BIG)), models.FrozenStep(np.ones(BIG))):
+        value = ray.get(ray.put(record))
+        assert type(value) is type(record)
+        assert not value.tokens.flags.writeable and is_zero_copy(value.tokens)  # as Ray hands it
+        detached = detach_zero_copy(value)
+        assert type(detached) is type(record) and detached is not value
+        assert detached.tokens.flags.writeable and not is_zero_copy(detached.tokens)
+        np.testing.assert_array_equal(detached.tokens, value.tokens)
+        assert detached.label is value.label  # untouched fields are the same objects
+        assert is_zero_copy(value.tokens)  # the value read is not mutated
+
+
 @pytest.fixture(scope="module")
 def output_graph(ray_session: Any) -> Any:
     """A compiled graph whose actor returns a ModelRunnerOutput-like dataclass."""
