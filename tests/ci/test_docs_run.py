@@ -96,6 +96,8 @@ def _parse(path: Path, root: Path = ROOT) -> tuple[list[Block], list[str]]:
             unknown = (set(options) - OPTIONS) | (flags - FLAGS) | ({kind} - KINDS)
             if unknown:
                 problems.append(f"{where}:{i + 1}: unknown in marker: {sorted(unknown)}")
+            if not re.fullmatch(r"\d+(,\d+)*", options.get("exit", "0")):
+                problems.append(f"{where}:{i + 1}: exit= takes codes like 1 or 0,1")
             pending = (i + 1, kind, options, flags)
         elif fence:
             start, ticks, lang = i, fence.group("fence"), fence.group("lang")
@@ -121,8 +123,8 @@ def _parse(path: Path, root: Path = ROOT) -> tuple[list[Block], list[str]]:
                 problems.append(f"{block.id}: output block without a run block before it")
             else:
                 runs.output = block
-        elif block.kind == "run":
-            runs = block
+        else:
+            runs = block if block.kind == "run" else None
     return blocks, problems
 
 
