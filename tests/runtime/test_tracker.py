@@ -1,17 +1,23 @@
 """The compiled-graph stall and the retention tracker, on real Ray (CPU).
 
 One Ray session for the whole test session; each test compiles its own graph on a shared actor
-(an actor runs one compiled graph at a time) and tears it down. The compiled-graph timeout is
-set to 1 s on ``DAGContext`` (the environment variable only takes whole seconds).
+(an actor runs one compiled graph at a time) and tears it down.
+
+No test measures time (durations belong in benchmarks/), so a loaded machine cannot fail them.
+The graphs get a generous compiled-graph timeout (``DAGContext.get_timeout``): reads that must
+succeed are never cut short. The stall test gives its one blocked read a short timeout of its own
+(the stall is permanent, so that timeout always fires). The tracker tests prove a refusal came
+*before* the channel read with a spy on the graph's channel reads (`spy_channel_reads`), not with
+a clock; the spy also fails them at once if a read the tracker should refuse gets through.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import subprocess
 import sys
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,13 +55,18 @@ def actor(ray_session: Any) -> Any:
     return Model.remote()
 
 
+# Compiled-graph read timeout (s) for the graphs of these tests: far above any read's cost on a
+# loaded machine; only reached when a test is wrong (a read that should not block did).
+GET_TIMEOUT = 120
+
+
 @pytest.fixture
-def timeout_1s(ray_session: Any) -> Iterator[None]:
+def long_get_timeout(ray_session: Any) -> Iterator[None]:
     from ray.dag.context import DAGContext
 
     context = DAGContext.get_current()
     old = context.get_timeout
-    context.get_timeout = 1
+    context.get_timeout = GET_TIMEOUT  # read by each graph when it is compiled
     yield
     context.get_timeout = old
 
@@ -83,10 +94,32 @@ class Graphs:
 
 
 @pytest.fixture
-def graphs(actor: Any, timeout_1s: None) -> Iterator[Graphs]:
+def graphs(actor: Any, long_get_timeout: None) -> Iterator[Graphs]:
     made = Graphs(actor)
     yield made
     made.teardown()
+
+
+def spy_channel_reads(compiled: Any, limit: int | None = None) -> list[int]:
+    """The execution indices whose results ``compiled`` goes on to read from its channel.
+
+    ``CompiledDAGRef.get`` (and ``ray.get`` of one) reads through ``CompiledDAG._execute_until``:
+    the step that waits on the output channel, and so the one a kept value blocks. The spy sits
+    on the graph instance, below the tracker's wrappers, so it sees only reads the tracker let
+    through. Past ``limit`` reads it fails the test at once, instead of letting a read the
+    tracker should have refused wait on the channel.
+    """
+    reads: list[int] = []
+    original = compiled._execute_until
+
+    def execute_until(execution_index: int, *args: Any, **kwargs: Any) -> Any:
+        reads.append(execution_index)
+        if limit is not None and len(reads) > limit:
+            raise AssertionError(f"channel read #{len(reads)} attempted: reads {reads}")
+        return original(execution_index, *args, **kwargs)
+
+    compiled._execute_until = execute_until
+    return reads
 
 
 # --- (a) the stall itself -------------------------------------------------------------------
@@ -96,11 +129,13 @@ def test_keeping_the_previous_result_stalls_the_channel(graphs: Graphs) -> None:
     from ray.exceptions import RayChannelTimeoutError
 
     compiled = graphs.compile(_max_inflight_executions=1)
+    reads = spy_channel_reads(compiled)
     kept = compiled.execute(0).get()
-    started = time.monotonic()
+    # The kept value holds the channel's only buffer, so this read can never finish: its own
+    # timeout fires however loaded the machine is (a clock would prove nothing more).
     with pytest.raises(RayChannelTimeoutError):
-        compiled.execute(1).get()
-    assert time.monotonic() - started < 5
+        compiled.execute(1).get(timeout=1)
+    assert reads == [0, 1]  # the second read did wait on the channel
     del kept
 
 
@@ -127,15 +162,19 @@ def test_detached_loops_run_100_iterations(graphs: Graphs, variant: str) -> None
 
 def test_tracker_catches_rays_troubleshooting_example(graphs: Graphs) -> None:
     compiled = graphs.compile()
+    reads = spy_channel_reads(compiled, limit=1)
     refs = [compiled.execute(i) for i in range(5)]
-    started = time.monotonic()
+    results = []
     with track_retention(), pytest.raises(ZeroCopyRetentionError) as caught:
         for ref in refs:
             result = ray_get(ref)  # each result kept in `result` while the next is read
-            assert result is not None
-    assert time.monotonic() - started < 1
+            results.append(float(result[0, 0]))
+    # Refused at the second read, before it touched the channel (no wait for a timeout).
+    assert results == [0.0] and reads == [0]
+    site = f"{__file__}:{RAY_GET_LINE}"  # both reads happen on the `ray.get` line of `ray_get`
     message = str(caught.value)
-    assert f"{__file__}:" in message and "is still alive" in message
+    assert f"read at {site} (read #1) is still alive" in message
+    assert f"while the compiled-graph read at {site} runs" in message
     del refs, result
 
 
@@ -143,6 +182,15 @@ def ray_get(ref: Any) -> Any:
     import ray
 
     return ray.get(ref)
+
+
+def line_of(function: Any, text: str) -> int:
+    """The line number of the first line of ``function`` containing ``text``."""
+    lines, first = inspect.getsourcelines(function)
+    return first + next(index for index, line in enumerate(lines) if text in line)
+
+
+RAY_GET_LINE = line_of(ray_get, "ray.get(ref)")
 
 
 def execute_model(compiled: Any, batch: int) -> Any:
@@ -153,11 +201,12 @@ def execute_model(compiled: Any, batch: int) -> Any:
 
 def test_tracker_catches_the_vllm_shaped_loop(graphs: Graphs) -> None:
     compiled = graphs.compile("step")
+    reads = spy_channel_reads(compiled, limit=1)
     scheduler_outputs = []
     with track_retention(), pytest.raises(ZeroCopyRetentionError) as caught:
         for batch in range(1, 5):
             scheduler_outputs.append(execute_model(compiled, batch))  # the scheduler keeps it
-    assert len(scheduler_outputs) == 1
+    assert len(scheduler_outputs) == 1 and reads == [0]  # the second read never waited
     assert "execute_model" not in str(caught.value)  # sites are file:line
     assert str(caught.value).count(f"{__file__}:") == 2  # the earlier read and this one
     scheduler_outputs.clear()
@@ -165,11 +214,13 @@ def test_tracker_catches_the_vllm_shaped_loop(graphs: Graphs) -> None:
 
 def test_tracker_catches_a_kept_slice_view(graphs: Graphs) -> None:
     compiled = graphs.compile()
+    reads = spy_channel_reads(compiled, limit=1)
     with track_retention(), pytest.raises(ZeroCopyRetentionError):
         out = compiled.execute(0).get()
         head = out[:2]  # a view keeps the buffer alive
         del out
         compiled.execute(1).get()
+    assert reads == [0]
     del head
 
 
@@ -225,17 +276,19 @@ def test_ray_is_restored_after_an_exception(ray_session: Any) -> None:
 
 
 def test_asyncio_retention_is_reported_instead_of_hanging(graphs: Graphs) -> None:
-    async def loop() -> None:
-        # An asyncio graph is compiled in the event loop that drives it.
-        compiled = graphs.compile(enable_asyncio=True, _max_inflight_executions=1)
+    async def loop(compiled: Any) -> None:
         kept = []
         for step in range(3):
             future = await compiled.execute_async(step)
             kept.append(await future)  # kept: the next await would hang forever
 
     async def guarded() -> None:
+        # An asyncio graph is compiled in the event loop that drives it (outside the bound).
+        compiled = graphs.compile(enable_asyncio=True, _max_inflight_executions=1)
         with track_retention():
-            await asyncio.wait_for(loop(), timeout=20)
+            # Not a time limit on the test: an awaited read has no Ray timeout, so without a
+            # bound a tracker that failed to refuse would hang the suite instead of failing.
+            await asyncio.wait_for(loop(compiled), timeout=GET_TIMEOUT)
 
     with pytest.raises(ZeroCopyRetentionError):
         asyncio.run(guarded())
