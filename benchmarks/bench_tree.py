@@ -47,8 +47,8 @@ def _timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
 
 
 def _prefilter_counts(root: Path) -> tuple[int, int]:
-    from shmlint.engine import may_contain_source
-    from shmlint.options import Options
+    from shmlint.analysis.engine import may_contain_source
+    from shmlint.basics.options import Options
 
     files = list(root.rglob("*.py"))
     kept = sum(

@@ -19,11 +19,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpus import corpus  # noqa: E402
-from shmlint.config import Config  # noqa: E402
-from shmlint.engine import check_path  # noqa: E402
-from shmlint.options import Options  # noqa: E402
-from shmlint.report import text_line  # noqa: E402
-from shmlint.types import Confidence  # noqa: E402
+from shmlint.analysis.engine import check_path  # noqa: E402
+from shmlint.basics.config import Config  # noqa: E402
+from shmlint.basics.options import Options  # noqa: E402
+from shmlint.basics.types import Confidence  # noqa: E402
+from shmlint.cli.report import text_line  # noqa: E402
 
 
 def main() -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shmlint.rules import RULES, render_markdown  # noqa: E402
+from shmlint.analysis.rules import RULES, render_markdown  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.codemod import CodemodCommand, SkipFile
 
-from shmlint.config import find_pyproject, load_config
-from shmlint.engine import check_bytes
+from shmlint.analysis.engine import check_bytes
+from shmlint.basics.config import find_pyproject, load_config
 from shmlint.fixer import apply_fixes, fixable_findings
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from shmlint._version import __version__
-from shmlint.config import Config, find_pyproject, load_config
-from shmlint.engine import analyze_tree, may_contain_source
-from shmlint.project.facts import ProjectFacts
+from shmlint.analysis.engine import analyze_tree, may_contain_source
+from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.facts.model import ProjectFacts
 
 
 @functools.lru_cache(maxsize=256)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from shmlint.cache import DIRECTORY_VARIABLE
+from shmlint.run.cache import DIRECTORY_VARIABLE
 
 
 @pytest.fixture(autouse=True)

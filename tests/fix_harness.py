@@ -9,10 +9,10 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from shmlint.config import Config, find_pyproject, load_config
-from shmlint.engine import check_bytes
+from shmlint.analysis.engine import check_bytes
+from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.basics.types import Confidence, Finding
 from shmlint.fixer import apply_fixes, fixable_findings
-from shmlint.types import Confidence, Finding
 from tests.fixture_markers import FIXTURES, fixture_files
 
 
@@ -39,7 +39,7 @@ def fixed_path(path: Path) -> Path:
 def fix_fixtures() -> list[Path]:
     """Every fixture of a rule with fixes (it has a ``.fixed.py`` expectation), plus the
     in-place package."""
-    from shmlint.rules import RULES
+    from shmlint.analysis.rules import RULES
 
     inplace = sorted(p for p in (FIXTURES / "inplace").glob("*.py") if ".fixed" not in p.name)
     fixable = [p for p in fixture_files() if RULES[p.stem].fix_safety != "none"]

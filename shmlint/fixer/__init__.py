@@ -17,10 +17,10 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from shmlint.config import Config
+from shmlint.basics.config import Config
+from shmlint.basics.types import Finding
 from shmlint.fixer.locate import Span, locate_reads, source_span
 from shmlint.fixer.transforms import InPlaceReads, WrapReads
-from shmlint.types import Finding
 
 __all__ = ["FixOutcome", "apply_fixes", "fixable_findings"]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from shmlint.types import Finding
+from shmlint.basics.types import Finding
 
 # (start line, start column, end line, end column): 1-based lines, 0-based character columns.
 Span = tuple[int, int, int, int]

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from shmlint.analysis.engine import check_text
+from shmlint.analysis.rules import DOC_HEADINGS, RULES, render_markdown, rule_doc
+from shmlint.basics.config import Config
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence
 from shmlint.cli import main
-from shmlint.config import Config
-from shmlint.engine import check_text
-from shmlint.options import Options
-from shmlint.rules import DOC_HEADINGS, RULES, render_markdown, rule_doc
-from shmlint.types import Confidence
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
@@ -50,3 +50,11 @@ def test_generated_page_is_current(code: str) -> None:
 def test_explain_prints_the_doc(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "SHM103"]) == 0
     assert rule_doc("SHM103") in capsys.readouterr().out
+
+
+def test_every_rule_is_reported_by_exactly_one_registered_check() -> None:
+    from shmlint.analysis.rules import CHECKS
+
+    codes = [code for _, family in CHECKS for code in family]
+    assert len(codes) == len(set(codes))
+    assert set(codes) | {"SHM001"} == set(RULES)

@@ -1,7 +1,8 @@
 """Every entry of the source, sink, sanitizer and view tables has a fixture case that fails
 when the entry is dropped from its table or moved to the opposite one.
 
-The tables are read from ``shmlint.catalog`` itself: a new entry without a case, or a new table
+The tables are read from ``shmlint.basics.catalog`` itself: a new entry without a case, or a new
+table
 this test does not know, fails here.
 """
 
@@ -12,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from shmlint import catalog
-from shmlint.config import Config
-from shmlint.engine import check_path
-from shmlint.options import Options
-from shmlint.types import Confidence
+from shmlint.analysis.engine import check_path
+from shmlint.basics import catalog
+from shmlint.basics.config import Config
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence
 from tests.fixture_markers import expected_reports, fixture_files
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))

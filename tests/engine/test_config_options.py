@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shmlint.config import config_from_table
-from shmlint.engine import check_text
+from shmlint.analysis.engine import check_text
+from shmlint.basics.config import config_from_table
 
 
 def codes(source: str, **table: Any) -> list[tuple[int, str, str]]:

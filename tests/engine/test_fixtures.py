@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from shmlint.config import Config
-from shmlint.engine import check_path
-from shmlint.options import Options
-from shmlint.types import Confidence
+from shmlint.analysis.engine import check_path
+from shmlint.basics.config import Config
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence
 from tests.fixture_markers import (
     FIXTURES,
     expected_reports,

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shmlint.config import Config
-from shmlint.dataflow import analyze_module
-from shmlint.engine import check_bytes, check_text
-from shmlint.options import Options
-from shmlint.types import Confidence
+from shmlint.analysis.dataflow import analyze_module
+from shmlint.analysis.engine import check_bytes, check_text
+from shmlint.basics.config import Config
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence
 from tests.fixture_markers import fixture_files
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM, ref_name_pattern=r"refs?"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shmlint.engine import check_bytes
+from shmlint.analysis.engine import check_bytes
 from tests.fix_harness import fix_bytes, fix_fixtures, fixed_path, fixture_config
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shmlint.project.layout import absolute_import, module_name
+from shmlint.facts.layout import absolute_import, module_name
 
 
 def _touch(path: Path) -> Path:

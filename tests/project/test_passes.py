@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from shmlint.config import Config, find_pyproject, load_config
-from shmlint.engine import check_path
-from shmlint.options import Options
-from shmlint.project.passes import first_pass
-from shmlint.runner import check_files, check_project
-from shmlint.types import Confidence, FileResult
+from shmlint.analysis.engine import check_path
+from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence, FileResult
+from shmlint.run.passes import first_pass
+from shmlint.run.runner import check_files, check_project
 from tests.fixture_markers import FIXTURES
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from shmlint.cli import main
-from shmlint.project.facts import ProjectFacts
+from shmlint.facts.model import ProjectFacts
 from tests.fixture_markers import FIXTURES
 
 
@@ -97,9 +97,9 @@ def test_fix_at_the_read_ends_the_callers_findings_too(
 
 def test_facts_survive_their_json_form() -> None:
     """The summary file and the facts cache hold exactly the merged facts."""
-    from shmlint.config import Config
-    from shmlint.discovery import iter_python_files
-    from shmlint.runner import check_project
+    from shmlint.basics.config import Config
+    from shmlint.run.discovery import iter_python_files
+    from shmlint.run.runner import check_project
 
     config = Config()
     files = list(iter_python_files([str(FIXTURES)], config))

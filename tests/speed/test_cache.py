@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import shmlint.engine
-import shmlint.project.passes
-from shmlint.cache import PACKAGE_DIRECTORY, code_digest, package_digest
+import shmlint.analysis.engine
+import shmlint.run.passes
 from shmlint.cli import main
+from shmlint.run.cache import PACKAGE_DIRECTORY, code_digest, package_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -31,11 +31,11 @@ def _copy_package(destination: Path) -> Path:
 def test_code_digest_changes_with_any_source_of_the_package(tmp_path: Path) -> None:
     copy = _copy_package(tmp_path)
     assert package_digest(copy) == package_digest(PACKAGE_DIRECTORY)
-    catalog = copy / "catalog.py"
+    catalog = copy / "basics" / "catalog.py"
     catalog.write_text(catalog.read_text().replace('"numpy.copy",', ""))
     edited = package_digest(copy)
     assert edited != package_digest(PACKAGE_DIRECTORY)
-    (copy / "rules" / "extra.py").write_text("")
+    (copy / "analysis" / "rules" / "extra.py").write_text("")
     assert package_digest(copy) != edited
     assert code_digest() == code_digest()  # once per process
 
@@ -73,7 +73,7 @@ def test_a_warm_run_after_a_code_change_analyses_again(tmp_path: Path) -> None:
     example = str(EXAMPLES / "compiled_loop.py")
     before = _run_copy(site, cache, example)
     assert any(SHM104_ESCAPE in str(f["message"]) for f in before)
-    rules = copy / "rules" / "retention.py"
+    rules = copy / "analysis" / "rules" / "retention.py"
     rules.write_text(rules.read_text().replace(SHM104_ESCAPE, "outlives the next read (edited)"))
     after = _run_copy(site, cache, example)
     assert [f["code"] for f in after] == [f["code"] for f in before]
@@ -85,8 +85,8 @@ def _refuse_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(text: str, path: str) -> None:
         raise AssertionError(f"a warm run parsed {path}")
 
-    monkeypatch.setattr(shmlint.engine, "parse_source", refuse)
-    monkeypatch.setattr(shmlint.project.passes, "parse_source", refuse)
+    monkeypatch.setattr(shmlint.analysis.engine, "parse_source", refuse)
+    monkeypatch.setattr(shmlint.run.passes, "parse_source", refuse)
 
 
 @pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from shmlint.cache import DIRECTORY_VARIABLE
+from shmlint.analysis.engine import check_path
+from shmlint.basics.config import Config
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence
 from shmlint.cli import main
-from shmlint.config import Config
-from shmlint.engine import check_path
-from shmlint.options import Options
-from shmlint.runner import POOL_THRESHOLD
-from shmlint.types import Confidence
+from shmlint.run.cache import DIRECTORY_VARIABLE
+from shmlint.run.runner import POOL_THRESHOLD
 from tests.fixture_markers import fixture_files
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
@@ -107,7 +107,7 @@ def test_prefilter_loses_nothing_on_fixtures(path: Path) -> None:
     assert on == off
 
 
-# Every word a file must spell to be parsed on its own (shmlint.engine's prefilter).
+# Every word a file must spell to be parsed on its own (shmlint.analysis.engine's prefilter).
 _PREFILTER_WORDS = (
     "detach_zero_copy_from_model_runner_output",
     "detach_zero_copy",
@@ -157,9 +157,9 @@ def test_prefilter_skips_files_without_sources(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_prefilter_and_gate_lose_nothing_on_the_ray_tree() -> None:
     from benchmarks.corpus import corpus
-    from shmlint.dataflow import analyze_module
-    from shmlint.engine import project_view
-    from shmlint.names import Scope
+    from shmlint.analysis.dataflow import analyze_module
+    from shmlint.analysis.engine import project_view
+    from shmlint.basics.names import Scope
 
     root = corpus("ray==2.60.0")
     differences = []
@@ -191,8 +191,8 @@ def test_prefilter_and_gate_lose_nothing_in_a_project_run() -> None:
     import ast
 
     from benchmarks.corpus import corpus
-    from shmlint.engine import analyze_tree
-    from shmlint.runner import check_project
+    from shmlint.analysis.engine import analyze_tree
+    from shmlint.run.runner import check_project
 
     root = corpus("ray==2.60.0")
     paths = sorted(root.rglob("*.py"))

@@ -1,0 +1,62 @@
+"""Taint analysis from Ray reads (sources) to places that keep values (sinks).
+
+``analyze_module`` is the one entry point: it returns :class:`RawFinding`s in ast coordinates;
+the engine turns them into :class:`shmlint.basics.types.Finding`s.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shmlint.analysis.dataflow.context import ModuleContext, RawFinding
+from shmlint.analysis.dataflow.facts import collect_annotations
+from shmlint.analysis.dataflow.function import FunctionAnalysis
+from shmlint.analysis.dataflow.gate import Gate
+from shmlint.basics.names import Scope
+from shmlint.basics.options import Options
+
+if TYPE_CHECKING:
+    from shmlint.facts.view import ProjectView
+
+__all__ = ["RawFinding", "analyze_module"]
+
+# A module needs the facts pre-pass (handles stored on attributes or returned by functions)
+# only if it can make compiled-graph handles at all.
+_HANDLE_WORDS = ("experimental_compile", "CompiledDAG", "execute_async")
+_FACT_ROUNDS = 3
+
+
+def analyze_module(
+    tree: ast.Module,
+    options: Options,
+    text: str | None = None,
+    project: ProjectView | None = None,
+    module_scope: Scope | None = None,
+) -> list[RawFinding]:
+    """All findings of one module (before noqa, select and confidence filters).
+
+    With ``project``, the analysis reads project-wide facts (phase 2), or, when the view has a
+    recorder, records this module's flows into it (phase 1: every body is analysed).
+    """
+    ctx = ModuleContext(options, project)
+    if module_scope is None:
+        module_scope = Scope(tree, None, walrus=text is None or ":=" in text)
+    collect_annotations(tree, ctx.facts)
+    needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
+    if needs_facts:
+        ctx.reporting = False
+        for _ in range(_FACT_ROUNDS):
+            ctx.changed = False
+            FunctionAnalysis(ctx, tree, module_scope).run()
+            if not ctx.changed:
+                break
+        ctx.reporting = True
+    if text is not None:
+        extra = project.facts.gate_words(project.module) if project is not None else frozenset()
+        ctx.gate = Gate(text, options, extra)
+    FunctionAnalysis(ctx, tree, module_scope).run()
+    return sorted(
+        ctx.findings.values(),
+        key=lambda f: (f.site.line, f.site.col, f.code, f.label.site.line, f.message),
+    )

@@ -1,0 +1,153 @@
+"""What the analysis of one module shares across its functions: options, facts, findings."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from typing import TYPE_CHECKING
+
+from shmlint.analysis.dataflow.gate import Gate
+from shmlint.analysis.dataflow.values import Label, Site, State, Value
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence, SourceKind
+from shmlint.facts.evidence import Evidence
+
+if TYPE_CHECKING:  # the project package imports the dataflow's values: no import cycle
+    from shmlint.facts.view import ProjectView
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RawFinding:
+    """A finding in ast coordinates, before it is given a path, a message and char columns."""
+
+    code: str
+    site: Site
+    label: Label
+    confidence: Confidence
+    message: str = ""  # set by rules whose message is not about a read (SHM301)
+
+
+@dataclasses.dataclass(slots=True)
+class Facts:
+    """Module-wide facts the functions of a module need about each other.
+
+    Keys: ``"Class.attr"`` for attributes of ``self``, ``"func"`` / ``"Class.method"`` for what a
+    function returns, plain names for module-level variables.
+    """
+
+    attr_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    attr_annotations: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
+    module_annotations: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
+    return_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    module_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+
+    def merge_kinds(
+        self, table: dict[str, frozenset[str]], key: str, kinds: frozenset[str]
+    ) -> bool:
+        """Add ``kinds`` under ``key``; True when that changed the table."""
+        old = table.get(key, frozenset())
+        if kinds <= old:
+            return False
+        table[key] = old | kinds
+        return True
+
+
+def confidence_for(kind: SourceKind, evidence: Evidence) -> Confidence | None:
+    """DESIGN §3: channel and configured reads are high; object-store reads are high only with
+    array evidence; anything known to be array-free is not reported (None)."""
+    if evidence is Evidence.ARRAY_FREE:
+        return None
+    if kind is SourceKind.OBJECT_STORE and evidence is not Evidence.ARRAYS:
+        return Confidence.MEDIUM
+    return Confidence.HIGH
+
+
+class ModuleContext:
+    """Per-module analysis state shared by every function analysis."""
+
+    def __init__(self, options: Options, project: ProjectView | None = None) -> None:
+        self.options = options
+        self.project = project
+        self.ref_regex: re.Pattern[str] | None = options.ref_name_regex()
+        self.facts = Facts()
+        self.reporting = True  # False during the facts pre-pass
+        # Which bodies may make a read (None: analyse every body); see gate.py.
+        self.gate: Gate | None = None
+        self.changed = False  # set when a facts table grew (the pre-pass iterates on it)
+        self.findings: dict[tuple[str, Site, int], RawFinding] = {}
+        self._labels: dict[int, Label] = {}
+
+    def label(
+        self,
+        node: ast.AST,
+        kind: SourceKind,
+        placement: str = "statement",
+        origins: frozenset[str] = frozenset(),
+        needs_ref: bool = False,
+        via: str = "",
+    ) -> Label:
+        """The (one) label of a source node, however often the node is evaluated."""
+        key = id(node)
+        label = self._labels.get(key)
+        if label is None:
+            label = Label(Site.of(node), kind, key, placement, origins, needs_ref, via)
+            self._labels[key] = label
+        return label
+
+    @property
+    def recording(self) -> bool:
+        """True in phase 1 (every pass): flows go to the module summary (a set: repeated
+        passes add nothing twice)."""
+        return self.project is not None and self.project.recorder is not None
+
+    def should_analyse(self, body: ast.AST) -> bool:
+        """False for a body the reporting pass may skip: it cannot make a read. Phase 1 also
+        needs class bodies and constructors (what they store on ``self`` is a project fact)."""
+        if not self.reporting or self.gate is None or self.gate.may_read(body):
+            return True
+        if not self.recording:
+            return False
+        return isinstance(body, ast.ClassDef) or getattr(body, "name", "") == "__init__"
+
+    def is_ref_name(self, name: str) -> bool:
+        """True when the configured ``ref-name-pattern`` marks ``name`` as holding refs."""
+        return self.ref_regex is not None and self.ref_regex.fullmatch(name) is not None
+
+    def report(
+        self,
+        state: State,
+        value: Value,
+        code: str,
+        site: Site,
+        sink_evidence: Evidence = Evidence.UNKNOWN,
+    ) -> None:
+        """``value`` reaches a sink of ``code`` at ``site`` on the path ``state``.
+
+        Each label is reported at the first sink it reaches on a path; where it entered a local
+        container that now escapes, it is reported at that entry (SHM103); a closure that
+        escapes is SHM107 whatever the sink.
+        """
+        for label in sorted(value.labels, key=lambda lab: (lab.site.line, lab.site.col)):
+            if label in state.reported:
+                continue
+            state.reported.add(label)
+            if not self.reporting or (label.via and code == "SHM101"):
+                # A read returned from a call of a project function is followed into the
+                # caller of this function (reported where it is finally kept), not here.
+                continue
+            evidence = sink_evidence if sink_evidence is not Evidence.UNKNOWN else value.evidence
+            confidence = confidence_for(label.kind, evidence)
+            if confidence is None:
+                continue
+            final_code, final_site = code, site
+            entry_sites = sorted(
+                (entry_site for entry_label, entry_site in value.entries if entry_label == label),
+                key=lambda s: (s.line, s.col),
+            )
+            if entry_sites:
+                final_code, final_site = "SHM103", entry_sites[0]
+            if value.closure:
+                final_code = "SHM107"
+            key = (final_code, final_site, label.key)
+            self.findings.setdefault(key, RawFinding(final_code, final_site, label, confidence))

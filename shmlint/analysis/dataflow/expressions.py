@@ -1,0 +1,368 @@
+"""Expression evaluation: what value an expression has, which reads it makes, which sinks it hits.
+
+Taint flows through attribute access, subscripts and slices, views and unknown calls; copies,
+arithmetic and known-clean builtins end it (DESIGN §1, §3; the tables are in ``catalog``).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from shmlint.analysis.dataflow.base import AnalysisBase
+from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
+from shmlint.basics import catalog
+from shmlint.basics.names import last_name, qualified_name
+from shmlint.basics.types import SourceKind
+from shmlint.facts.evidence import Evidence, evidence
+from shmlint.facts.kinds import CORO, DAG, FUTURE, REF
+from shmlint.facts.summary import CallFlow
+
+# Simple statements the in-place fix can split around a read.
+_HOISTABLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
+
+
+def _is_false(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (False, None)
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+class ExpressionMixin(AnalysisBase):
+    """Evaluates expressions for :class:`FunctionAnalysis` (split out to keep modules small)."""
+
+    def value(self, node: ast.expr, state: State) -> Value:
+        """The abstract value of ``node`` on the path ``state`` (side effects applied)."""
+        if isinstance(node, ast.Name):
+            return self.name_value(node.id, state)
+        if isinstance(node, ast.Attribute):
+            return self.attribute_value(node, state)
+        if isinstance(node, ast.Subscript):
+            base = self.value(node.value, state)
+            self.value(node.slice, state)
+            element = base.derived(view=True)
+            return dataclasses.replace(element, kinds=base.kinds & {REF})
+        if isinstance(node, ast.Call):
+            return self.call_value(node, state)
+        if isinstance(node, ast.Await):
+            return self.await_value(node, state)
+        if isinstance(node, ast.NamedExpr):
+            result = self.value(node.value, state)
+            self.bind(node.target, result, state)
+            return result
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return union([self.value(element, state) for element in node.elts])
+        if isinstance(node, ast.Dict):
+            parts = [self.value(v, state) for v in node.values]
+            parts += [self.value(k, state) for k in node.keys if k is not None]
+            return union(parts)
+        if isinstance(node, ast.Starred):
+            return self.value(node.value, state).derived()
+        if isinstance(node, ast.BoolOp):
+            first = self.value(node.values[0], state)
+            self.conditional += 1
+            rest = [self.value(v, state) for v in node.values[1:]]
+            self.conditional -= 1
+            return union([first, *rest])
+        if isinstance(node, ast.IfExp):
+            self.value(node.test, state)
+            self.conditional += 1
+            either = self.value(node.body, state).join(self.value(node.orelse, state))
+            self.conditional -= 1
+            return either
+        if isinstance(node, ast.BinOp):
+            return self.binop_value(node, state)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return self.comprehension_value(node, state)
+        if isinstance(node, ast.Lambda):
+            return self.closure_value(node, state)
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            if node.value is not None:
+                sent = self.value(node.value, state)
+                self.ctx.report(state, sent, "SHM105", Site.of(node))
+            return EMPTY
+        # Constants, comparisons, f-strings, unary operators: plain data, but evaluate the parts
+        # for their side effects (a walrus, a sink inside).
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.value(child, state)
+        return EMPTY
+
+    def name_value(self, name: str, state: State) -> Value:
+        """A variable's value; module-level handles and ``ref-name-pattern`` names add kinds."""
+        known = state.vars.get(name)
+        if known is not None:
+            return known
+        kinds: frozenset[str] = self.annotation_kinds.get(name, frozenset())
+        if not self.scope.is_local(name) and self.scope.resolve(name) is None:
+            kinds |= self.ctx.facts.module_kinds.get(name, frozenset())
+        if self.ctx.is_ref_name(name):
+            kinds |= {REF}
+        origins: frozenset[str] = frozenset()
+        if (
+            self.ctx.recording
+            and self.project_key is not None
+            and name in self.params
+            and name != self.self_name
+        ):
+            origins = frozenset({self.param_slot(name)})
+        return Value(kinds=kinds, origins=origins) if kinds or origins else EMPTY
+
+    def attribute_value(self, node: ast.Attribute, state: State) -> Value:
+        """``base.attr``: a view of the base; ``self.attr`` takes the class's facts."""
+        base = self.value(node.value, state)
+        if node.attr in catalog.CLEAN_ATTRIBUTES:
+            return EMPTY
+        kinds: frozenset[str] = frozenset()
+        origins: frozenset[str] = frozenset()
+        if self.is_self(node.value) and self.class_name is not None:
+            key = f"{self.class_name}.{node.attr}"
+            kinds = self.ctx.facts.attr_kinds.get(key, frozenset())
+            project = self.ctx.project
+            if project is not None and self.project_key is not None:
+                kinds |= project.attr_kinds(self.class_name, node.attr)
+                if self.ctx.recording:
+                    origins = frozenset({project.slot("attr", key)})
+        if self.ctx.is_ref_name(node.attr):
+            kinds |= {REF}
+        if not base.labels and not base.closure:
+            return Value(kinds=kinds, origins=origins) if kinds or origins else EMPTY
+        return Value(
+            base.labels, kinds, closure=base.closure, entries=base.entries, origins=origins
+        )
+
+    def source(
+        self,
+        node: ast.expr,
+        kind: SourceKind,
+        origins: frozenset[str] = frozenset(),
+        needs_ref: bool = False,
+        via: str = "",
+    ) -> Value:
+        """The value of a read: tainted with the read's own label."""
+        label = self.ctx.label(node, kind, self.placement(), origins, needs_ref, via)
+        # A phase-1-only read (`needs_ref`) must not change how real reads are judged.
+        if kind is SourceKind.CHANNEL and not needs_ref:
+            for loop in self.loops:
+                loop.reads.add(label)
+        return Value(frozenset({label}), direct=True)
+
+    def placement(self) -> str:
+        """Where a read being evaluated now sits (see ``Label.placement``)."""
+        if self.hoist_blocked or not isinstance(self.current_statement, _HOISTABLE):
+            return "none"
+        return "conditional" if self.conditional else "statement"
+
+    def await_value(self, node: ast.Await, state: State) -> Value:
+        """``await`` of ``execute_async()`` gives a future; awaiting the future reads."""
+        inner = self.value(node.value, state)
+        if FUTURE in inner.kinds:
+            return self.source(node, SourceKind.CHANNEL)
+        if CORO in inner.kinds:
+            return Value(kinds=frozenset({FUTURE}))
+        return inner.derived()
+
+    def binop_value(self, node: ast.BinOp, state: State) -> Value:
+        """Arithmetic copies; ``+`` / ``*`` on list or tuple displays keep the elements."""
+        left = self.value(node.left, state)
+        right = self.value(node.right, state)
+        displays = (ast.List, ast.Tuple, ast.ListComp)
+        if isinstance(node.op, (ast.Add, ast.Mult)) and (
+            isinstance(node.left, displays) or isinstance(node.right, displays)
+        ):
+            return union([left, right])
+        return EMPTY
+
+    def call_value(self, node: ast.Call, state: State) -> Value:
+        """Calls: sanitizers, sources, handles, sinks, copies, views, then unknown calls."""
+        func = node.func
+        receiver = self.value(func.value, state) if isinstance(func, ast.Attribute) else EMPTY
+        args = [self.value(arg, state) for arg in node.args]
+        keywords = [self.value(kw.value, state) for kw in node.keywords]
+        qname = self.call_name(func, state)
+        method = func.attr if isinstance(func, ast.Attribute) else None
+
+        if self.is_sanitizer(qname, func):
+            self.detach_in_place(node, state)
+            return EMPTY
+        if qname in catalog.RAY_GET:
+            first = args[0] if args else EMPTY
+            kind = SourceKind.CHANNEL if REF in first.kinds else SourceKind.OBJECT_STORE
+            return self.source(node, kind, first.origins if self.ctx.recording else frozenset())
+        if qname in self.ctx.options.extend_sources:
+            return self.source(node, SourceKind.CONFIGURED)
+        if method is not None:
+            handle = self.handle_call(method, receiver, node)
+            if handle is not None:
+                return handle
+            if method in catalog.CONTAINER_METHODS and isinstance(func, ast.Attribute):
+                stored = union(args + keywords)
+                self.container_put(func.value, stored, node, state)
+                return stored.derived() if method == "setdefault" else EMPTY
+            if method in catalog.CHANNEL_METHODS:
+                self.ctx.report(state, union(args + keywords), "SHM103", Site.of(node))
+                return EMPTY
+        if qname in catalog.CONTAINER_FUNCTIONS and node.args:
+            self.container_put(node.args[0], union(args[1:]), node, state)
+            return EMPTY
+        kinds = self.returned_kinds(func)
+        result = self.library_call(qname, method, receiver, args + keywords, node)
+        if self.ctx.project is not None:
+            project_result = self.project_call(node, args, keywords, result, kinds)
+            if project_result is not None:
+                return project_result
+        if kinds:
+            return Value(result.labels, kinds | result.kinds, closure=result.closure)
+        return result
+
+    def project_call(
+        self,
+        node: ast.Call,
+        args: list[Value],
+        keywords: list[Value],
+        result: Value,
+        kinds: frozenset[str],
+    ) -> Value | None:
+        """A call of a project function or class: record what flows into its parameters
+        (phase 1), and give the result what the function returns project-wide (phase 2)."""
+        project = self.ctx.project
+        assert project is not None
+        func = node.func
+        bound = isinstance(func, ast.Attribute) and self.is_self(func.value)
+        if bound and isinstance(func, ast.Attribute) and self.class_name is not None:
+            if self.project_key is None:
+                return None
+            callee: str | None = f"{project.module}.{self.class_name}.{func.attr}"
+        elif isinstance(func, (ast.Name, ast.Attribute)):
+            callee = project.qname(func, self.scope)
+        else:
+            callee = None
+        if callee is None:
+            return None
+        if self.ctx.recording:
+            recorder = project.recorder
+            assert recorder is not None
+            passed = [(str(i), v) for i, v in enumerate(args)]
+            passed += [(kw.arg, v) for kw, v in zip(node.keywords, keywords) if kw.arg]
+            for arg, value in passed:
+                if value.kinds or value.origins:
+                    recorder.calls.add(
+                        CallFlow(
+                            callee,
+                            arg,
+                            tuple(sorted(value.kinds)),
+                            tuple(sorted(value.origins)),
+                            bound,
+                        )
+                    )
+            # A project callee's result holds what it returns (its `ret:` slot), not the
+            # handles passed to it (a wrapper built from refs is not a ref).
+            origins = frozenset({f"ret:{callee}"})
+            return Value(result.labels, kinds, closure=result.closure, origins=origins)
+        kinds |= project.kinds(f"ret:{callee}")
+        chain = project.returned_read(callee)
+        if chain is not None:
+            via = " → ".join(f"{name}()" for name in (callee, *chain.via))
+            label_via = f"{via} (its read at {chain.path}:{chain.line})"
+            read = self.source(node, chain.kind, via=label_via)
+            return dataclasses.replace(read, kinds=kinds) if kinds else read
+        return Value(result.labels, kinds, closure=result.closure)
+
+    def handle_call(self, method: str, receiver: Value, node: ast.Call) -> Value | None:
+        """Compiled-graph handles: compile → graph → execute → ref → ``.get()`` reads."""
+        if method in catalog.COMPILE_METHODS:
+            return Value(kinds=frozenset({DAG}))
+        if DAG in receiver.kinds and method in catalog.EXECUTE_METHODS:
+            return Value(kinds=frozenset({REF}))
+        if DAG in receiver.kinds and method in catalog.EXECUTE_ASYNC_METHODS:
+            return Value(kinds=frozenset({CORO}))
+        if REF in receiver.kinds and method == "get":
+            return self.source(node, SourceKind.CHANNEL)
+        if method == "get" and receiver.origins and self.ctx.recording and not node.args:
+            # Phase 1: a read if the receiver's slot holds a compiled-graph ref project-wide.
+            # Joined with what a per-file run gives the call (a view of a tainted receiver),
+            # so phase 1's per-file result stays exact.
+            read = self.source(node, SourceKind.CHANNEL, receiver.origins, needs_ref=True)
+            return read.join(receiver.derived(view=True)) if receiver.tainted else read
+        return None
+
+    def library_call(
+        self,
+        qname: str | None,
+        method: str | None,
+        receiver: Value,
+        args: list[Value],
+        node: ast.Call,
+    ) -> Value:
+        """Known copies and views, then the unknown-call rule (the result carries the inputs)."""
+        passed = union(args)
+        if qname is not None:
+            if qname in catalog.COPY_CALLS:
+                if qname == "numpy.array" and _is_false(_keyword(node, "copy")):
+                    return passed
+                return EMPTY
+            if qname in catalog.CLEAN_BUILTINS:
+                return EMPTY
+            head, _, last = qname.rpartition(".")
+            if head == "numpy" or head.startswith("numpy."):
+                return passed if last in catalog.NUMPY_VIEW_FUNCTIONS else EMPTY
+            if head == "torch":
+                return passed if last in catalog.TORCH_VIEW_FUNCTIONS else EMPTY
+        if method is not None and receiver.tainted:
+            if method in catalog.COPY_METHODS:
+                if method == "astype" and _is_false(_keyword(node, "copy")):
+                    return receiver.derived(view=True)
+                return EMPTY
+            view = receiver.derived(view=True)
+            return view.join(passed) if passed.tainted else view
+        return passed
+
+    def call_name(self, func: ast.expr, state: State) -> str | None:
+        """The qualified name of a call target, unless a local variable shadows its root."""
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in state.vars:
+            return None
+        return qualified_name(func, self.scope)
+
+    def is_sanitizer(self, qname: str | None, func: ast.expr) -> bool:
+        """The bundled helpers by name (from any module) and configured sanitizers."""
+        name = last_name(func)
+        sanitizers = self.ctx.options.extend_sanitizers
+        if name in catalog.HELPER_NAMES or name in sanitizers:
+            return True
+        return qname is not None and qname in sanitizers
+
+    def detach_in_place(self, node: ast.Call, state: State) -> None:
+        """``helper(out)`` detaches ``out`` in place (the helpers return their argument too)."""
+        for arg in node.args[:1]:
+            if isinstance(arg, ast.Name) and arg.id in state.vars:
+                held = state.vars[arg.id]
+                state.vars[arg.id] = held.without(held.labels)
+
+    def returned_kinds(self, func: ast.expr) -> frozenset[str]:
+        """Handle kinds a module function or a method of this class returns (facts)."""
+        returns = self.ctx.facts.return_kinds
+        if isinstance(func, ast.Name) and self.scope.resolve(func.id) is None:
+            return returns.get(func.id, frozenset())
+        if isinstance(func, ast.Attribute) and self.is_self(func.value) and self.class_name:
+            return returns.get(f"{self.class_name}.{func.attr}", frozenset())
+        return frozenset()
+
+    def annotation_evidence(self, annotation: ast.expr | None) -> Evidence:
+        """Payload evidence from an annotation, with the configured array types."""
+        project = self.ctx.project
+        if project is None:
+            return evidence(annotation, self.ctx.options.array_types)
+        scope = self.scope
+        return evidence(
+            annotation,
+            self.ctx.options.array_types,
+            lambda leaf: project.class_evidence(leaf, scope),
+        )

@@ -1,0 +1,332 @@
+"""The analysis of one function body (or module / class body): bindings, sinks, closures."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from shmlint.analysis.dataflow.base import BodyNode
+from shmlint.analysis.dataflow.context import ModuleContext
+from shmlint.analysis.dataflow.expressions import ExpressionMixin
+from shmlint.analysis.dataflow.facts import handle_kinds
+from shmlint.analysis.dataflow.frames import LoopFrame
+from shmlint.analysis.dataflow.statements import StatementMixin
+from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
+from shmlint.basics.astwalk import statements
+from shmlint.basics.names import Scope
+from shmlint.facts.evidence import Evidence
+from shmlint.facts.summary import Flow, ReadInfo
+
+
+def _project_key(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, class_name: str | None
+) -> str | None:
+    """``func`` or ``Class.method`` for module-level functions and methods of module-level
+    classes (the ones other modules can name); None for nested functions."""
+    parent = scope.parent
+    if parent is None:
+        return None
+    if class_name is None:
+        return node.name if isinstance(parent.node, ast.Module) else None
+    if isinstance(parent.node, ast.ClassDef) and parent.parent is not None:
+        if isinstance(parent.parent.node, ast.Module):
+            return f"{class_name}.{node.name}"
+    return None
+
+
+class FunctionAnalysis(ExpressionMixin, StatementMixin):
+    """Taint analysis of one body; nested functions and classes get their own analysis."""
+
+    def __init__(
+        self,
+        ctx: ModuleContext,
+        node: BodyNode,
+        scope: Scope,
+        class_name: str | None = None,
+        outer: dict[str, Value] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.node = node
+        self.scope = scope
+        self.class_name = class_name
+        self.is_class_body = isinstance(node, ast.ClassDef)
+        self.loops: list[LoopFrame] = []
+        self.current_statement: ast.stmt | None = None
+        self.conditional = 0
+        self.hoist_blocked = 1 if isinstance(node, ast.Lambda) else 0
+        self.self_name: str | None = None
+        self.params: set[str] = set()
+        self.annotations: dict[str, ast.expr] = {}
+        self.annotation_kinds: dict[str, frozenset[str]] = {}
+        self.return_annotation: ast.expr | None = None
+        self.key: str | None = None
+        self.project_key: str | None = None  # the key of a module function or method: slots
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            self._init_function(node)
+        self.initial = State()
+        for name, value in (outer or {}).items():
+            if value.kinds and name not in scope.locals:
+                self.initial.vars[name] = Value(kinds=value.kinds)
+
+    def _init_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        all_args = [*positional, *args.kwonlyargs]
+        all_args += [a for a in (args.vararg, args.kwarg) if a is not None]
+        self.params = {a.arg for a in all_args}
+        for arg in all_args:
+            if arg.annotation is not None:
+                self.annotations[arg.arg] = arg.annotation
+        if isinstance(node, ast.Lambda):
+            return
+        self.return_annotation = node.returns
+        decorators = {getattr(d, "id", getattr(d, "attr", None)) for d in node.decorator_list}
+        if self.class_name is not None and positional and "staticmethod" not in decorators:
+            if "classmethod" not in decorators:
+                self.self_name = positional[0].arg
+        self.key = f"{self.class_name}.{node.name}" if self.class_name else node.name
+        self.project_key = _project_key(node, self.scope, self.class_name)
+        for sub in statements(node.body, into_scopes=False):
+            if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
+                self.annotations.setdefault(sub.target.id, sub.annotation)
+        for name, annotation in self.annotations.items():
+            kinds = handle_kinds(annotation)
+            if kinds:
+                self.annotation_kinds[name] = kinds
+        project = self.ctx.project
+        if project is not None and self.project_key is not None:
+            for name in self.params - {self.self_name}:
+                kinds = project.kinds(self.param_slot(name))
+                if kinds:
+                    self.annotation_kinds[name] = self.annotation_kinds.get(name, kinds) | kinds
+
+    def param_slot(self, name: str) -> str:
+        """The project slot of a parameter of this (module-level) function or method."""
+        assert self.ctx.project is not None
+        return self.ctx.project.slot("param", f"{self.project_key}.{name}")
+
+    # --- entry point ----------------------------------------------------------------------------
+
+    def run(self) -> State:
+        """Analyse the body; returns the state at its end."""
+        body = self.node.body
+        if isinstance(body, list):
+            return self.block(body, self.initial.copy())
+        # a lambda: its body is returned
+        state = self.initial.copy()
+        self.value(body, state)
+        return state
+
+    # --- helpers shared by expressions and statements -------------------------------------------
+
+    def is_self(self, node: ast.expr) -> bool:
+        """True for the ``self`` parameter of a method."""
+        return isinstance(node, ast.Name) and node.id == self.self_name is not None
+
+    def is_local_container(self, name: str) -> bool:
+        """A container bound in this function (not a parameter, global or closure variable)."""
+        if self.is_class_body:
+            return False
+        if isinstance(self.node, ast.Module):
+            return True
+        return self.scope.is_local(name) and name not in self.params
+
+    def bind(self, target: ast.expr, value: Value, state: State) -> None:
+        """Assign ``value`` to ``target`` (a name, attribute, subscript, or a tuple of them)."""
+        if isinstance(target, ast.Name):
+            self.bind_name(target, value, state)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            element = value.derived()
+            for elt in target.elts:
+                self.bind(elt.value if isinstance(elt, ast.Starred) else elt, element, state)
+        elif isinstance(target, ast.Attribute):
+            self.store_attribute(target, value, state)
+        elif isinstance(target, ast.Subscript):
+            self.value(target.slice, state)
+            self.container_put(target.value, value, target, state)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, value, state)
+
+    def bind_name(self, target: ast.Name, value: Value, state: State) -> None:
+        """Bind a variable; globals, nonlocals and class variables are sinks (SHM106)."""
+        name = target.id
+        if (
+            self.is_class_body
+            or name in self.scope.global_names
+            or name in self.scope.nonlocal_names
+        ):
+            facts = self.ctx.facts
+            if self.is_class_body:
+                declared = facts.attr_annotations.get(f"{self.class_name}.{name}")
+            else:
+                declared = facts.module_annotations.get(name)
+            evidence = self.annotation_evidence(declared)
+            self.ctx.report(state, value, "SHM106", Site.of(target), evidence)
+            return
+        annotation = self.annotations.get(name)
+        if annotation is not None:
+            evidence = self.annotation_evidence(annotation)
+            if evidence is not Evidence.UNKNOWN:
+                value = dataclasses.replace(value, evidence=evidence)
+            value = dataclasses.replace(value, kinds=value.kinds | handle_kinds(annotation))
+        state.vars[name] = value
+        state.bound_at[name] = Site.of(target)
+        if isinstance(self.node, ast.Module) and value.kinds:
+            self.ctx.changed |= self.ctx.facts.merge_kinds(
+                self.ctx.facts.module_kinds, name, value.kinds
+            )
+
+    def store_attribute(self, target: ast.Attribute, value: Value, state: State) -> None:
+        """``obj.attr = value``: the value outlives the iteration on the object (SHM102)."""
+        self.value(target.value, state)
+        evidence = Evidence.UNKNOWN
+        if self.is_self(target.value) and self.class_name is not None:
+            key = f"{self.class_name}.{target.attr}"
+            annotation = self.ctx.facts.attr_annotations.get(key)
+            evidence = self.annotation_evidence(annotation)
+            if value.kinds:
+                self.ctx.changed |= self.ctx.facts.merge_kinds(
+                    self.ctx.facts.attr_kinds, key, value.kinds
+                )
+            self.record_flow("attr", key, value)
+        self.ctx.report(state, value, "SHM102", Site.of(target), evidence)
+
+    def record_flow(self, kind: str, key: str, value: Value) -> None:
+        """Phase 1: handle kinds / slots flow into this module's slot ``kind:key``."""
+        project = self.ctx.project
+        if not self.ctx.recording or not (value.kinds or value.origins) or project is None:
+            return
+        assert project.recorder is not None
+        project.recorder.flows.add(
+            Flow(
+                project.slot(kind, key),
+                tuple(sorted(value.kinds)),
+                tuple(sorted(value.origins)),
+            )
+        )
+
+    def container_put(self, receiver: ast.expr, stored: Value, node: ast.AST, state: State) -> None:
+        """``c.append(v)`` / ``c[k] = v``: a sink unless ``c`` is a local container, which then
+        holds the value (reported at this put if the container escapes later, or at once when
+        it outlives a loop whose channel read produced the value)."""
+        root = receiver
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        if not stored.labels and not stored.kinds and not stored.closure:
+            return
+        site = Site.of(node)
+        if not (isinstance(root, ast.Name) and self.is_local_container(root.id)):
+            self.ctx.report(state, stored, "SHM103", site)
+            return
+        name = root.id
+        for loop in reversed(self.loops):
+            if name not in loop.assigned:
+                across = stored.labels & loop.reads
+                if across:
+                    self.ctx.report(state, stored.without(stored.labels - across), "SHM103", site)
+        fresh = stored.labels - state.reported
+        old = state.vars.get(name, EMPTY)
+        state.vars[name] = Value(
+            old.labels | fresh,
+            old.kinds | stored.kinds,
+            closure=old.closure or stored.closure,
+            evidence=old.evidence,
+            entries=old.entries | {(label, site) for label in fresh},
+        )
+        state.bound_at.setdefault(name, Site.of(root))
+
+    # --- nested scopes --------------------------------------------------------------------------
+
+    def closure_value(
+        self, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, state: State
+    ) -> Value:
+        """A function object: analysed on its own, tainted by the values it captures."""
+        analyse = self.ctx.should_analyse(node)
+        if not any(value.labels for value in state.vars.values()):
+            # Nothing tainted to capture: only the function's own reads matter.
+            if analyse:
+                FunctionAnalysis(self.ctx, node, Scope(node, self.scope), None, state.vars).run()
+            return EMPTY
+        loaded = {
+            sub.id
+            for sub in ast.walk(node)
+            if isinstance(sub, ast.Name)
+            and isinstance(sub.ctx, ast.Load)
+            and sub.id in state.vars
+            and (analyse or state.vars[sub.id].labels)
+        }
+        if not analyse and not loaded:
+            return EMPTY  # reads nothing, captures nothing tainted: no Scope needed
+        scope = Scope(node, self.scope)
+        if analyse:
+            FunctionAnalysis(self.ctx, node, scope, None, state.vars).run()
+        captured = [state.vars[name] for name in loaded if name not in scope.locals]
+        if not captured:
+            return EMPTY
+        held = union(captured)
+        return Value(held.labels, closure=bool(held.labels), evidence=held.evidence)
+
+    def comprehension_value(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state: State
+    ) -> Value:
+        """A comprehension's elements, with its targets bound in a copy of the state."""
+        inner = state.copy()
+        self.hoist_blocked += 1
+        for generator in node.generators:
+            iterable = self.value(generator.iter, inner)
+            self.bind_comprehension_target(generator.target, iterable.derived(), inner)
+            for condition in generator.ifs:
+                self.value(condition, inner)
+        if isinstance(node, ast.DictComp):
+            result = self.value(node.key, inner).join(self.value(node.value, inner)).derived()
+        else:
+            result = self.value(node.elt, inner).derived()
+        # Walrus targets and sinks inside leak out; the comprehension's own targets do not.
+        targets = {
+            sub.id
+            for generator in node.generators
+            for sub in ast.walk(generator.target)
+            if isinstance(sub, ast.Name)
+        }
+        for name, held in inner.vars.items():
+            if name not in targets:
+                state.vars[name] = held
+        state.reported |= inner.reported
+        self.hoist_blocked -= 1
+        return result
+
+    def bind_comprehension_target(self, target: ast.expr, value: Value, state: State) -> None:
+        """Comprehension targets are plain local bindings of the comprehension."""
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name):
+                state.vars[sub.id] = value
+                state.bound_at[sub.id] = Site.of(sub)
+
+    def report_return(self, value: Value, node: ast.AST, state: State) -> None:
+        """``return value``: the caller keeps it (SHM101); records returned handles as facts."""
+        if self.key is not None and value.kinds and not self.is_class_body:
+            self.ctx.changed |= self.ctx.facts.merge_kinds(
+                self.ctx.facts.return_kinds, self.key, value.kinds
+            )
+        evidence = self.annotation_evidence(self.return_annotation)
+        if self.project_key is not None and self.ctx.recording:
+            self.record_flow("ret", self.project_key, value)
+            self.record_reads(value, state)
+        self.ctx.report(state, value, "SHM101", Site.of(node), evidence)
+
+    def record_reads(self, value: Value, state: State) -> None:
+        """Phase 1: the reads this function returns undetached (callers become sources)."""
+        project = self.ctx.project
+        assert project is not None and project.recorder is not None
+        for label in value.labels - state.reported:
+            if label.via:
+                continue
+            project.recorder.reads.add(
+                ReadInfo(
+                    f"{project.module}.{self.project_key}",
+                    label.kind.value,
+                    label.site.line,
+                    tuple(sorted(label.origins)),
+                    label.needs_ref,
+                )
+            )

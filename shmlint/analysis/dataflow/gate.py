@@ -1,0 +1,49 @@
+"""Which bodies can make a read at all: the others are never analysed (reporting pass).
+
+A finding needs a label, and labels are only made at reads: ``ray.get`` (or an alias of it),
+``<ref>.get()``, ``await <future>``, configured sources. A function or class whose lines hold
+none of these cannot report anything, so the reporting pass skips it (and its Scope). The check
+is textual, on the lines a body spans, so it costs no tree walk; it may keep too much (a
+``get(`` in a string), never too little. The facts pre-pass does not use the gate: handles
+flow through any code.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+
+from shmlint.basics.options import Options
+
+# No leading \b: a literal first character lets the regex engine scan fast. Matching inside a
+# longer word (`budget(`) only keeps a body that did not need keeping.
+_ALIAS = re.compile(r"get\s+as\s+(\w+)")
+
+
+class Gate:
+    """Answers "may this body make a read?" from the lines that spell one."""
+
+    def __init__(self, text: str, options: Options, extra: frozenset[str] = frozenset()) -> None:
+        # `extra`: functions of the project that return a read (their calls are reads too).
+        names = {"get", *extra, *(n.rpartition(".")[2] for n in options.extend_sources)}
+        names |= set(_ALIAS.findall(text))
+        words = "|".join(sorted(re.escape(n) for n in names))
+        pattern = re.compile(rf"(?:{words})\s*\(|await\b")
+        lines: list[int] = []
+        line, position = 1, 0
+        for match in pattern.finditer(text):
+            line += text.count("\n", position, match.start())
+            position = match.start()
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        self._lines = lines  # sorted: matches come in order
+
+    def may_read(self, node: ast.AST) -> bool:
+        """True when a line of ``node`` (decorators included) may spell a read."""
+        first = min(
+            [getattr(node, "lineno", 1)] + [d.lineno for d in getattr(node, "decorator_list", ())]
+        )
+        last = getattr(node, "end_lineno", None) or first
+        index = bisect.bisect_left(self._lines, first)
+        return index < len(self._lines) and self._lines[index] <= last

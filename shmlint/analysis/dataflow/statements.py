@@ -1,0 +1,290 @@
+"""Statements: control flow (branches, loops, try, with, match) and the sinks statements make."""
+
+from __future__ import annotations
+
+import ast
+
+from shmlint.analysis.dataflow.base import AnalysisBase
+from shmlint.analysis.dataflow.frames import LoopFrame, assigned_names
+from shmlint.analysis.dataflow.values import EMPTY, Label, Site, State, Value, join_states
+from shmlint.basics.names import Scope
+from shmlint.facts.kinds import REF
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _always_true(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value)
+
+
+class StatementMixin(AnalysisBase):
+    """Walks statements for :class:`FunctionAnalysis` (split out to keep modules small)."""
+
+    def block(self, statements: list[ast.stmt], state: State) -> State:
+        """Analyse ``statements`` in order from ``state``; returns the state after them."""
+        for statement in statements:
+            if state.dead:
+                break
+            state = self.statement(statement, state)
+        return state
+
+    def statement(self, node: ast.stmt, state: State) -> State:
+        """One statement; returns the state after it (the same object, or a merge)."""
+        self.current_statement = node
+        if isinstance(node, ast.Expr):
+            self.value(node.value, state)
+        elif isinstance(node, ast.Assign):
+            result = self.value(node.value, state)
+            for target in node.targets:
+                self.bind(target, result, state)
+        elif isinstance(node, ast.AnnAssign):
+            self.ann_assign(node, state)
+        elif isinstance(node, ast.AugAssign):
+            self.aug_assign(node, state)
+        elif isinstance(node, ast.Return):
+            if node.value is not None:
+                self.report_return(self.value(node.value, state), node, state)
+            state.dead = True
+        elif isinstance(node, ast.Delete):
+            self.delete(node, state)
+        elif isinstance(node, ast.If):
+            self.value(node.test, state)
+            taken = self.block(node.body, state.copy())
+            return join_states([taken, self.block(node.orelse, state.copy())])
+        elif isinstance(node, _LOOPS):
+            return self.loop(node, state)
+        elif isinstance(node, (ast.Break, ast.Continue)):
+            if self.loops:
+                frame = self.loops[-1]
+                exits = frame.breaks if isinstance(node, ast.Break) else frame.continues
+                exits.append(state.copy())
+            state.dead = True
+        elif isinstance(node, ast.Raise):
+            for part in (node.exc, node.cause):
+                if part is not None:
+                    self.value(part, state)
+            state.dead = True
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            return self.try_statement(node, state)  # type: ignore[arg-type]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                entered = self.value(item.context_expr, state)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, entered.derived(), state)
+            return self.block(node.body, state)
+        elif isinstance(node, ast.Match):
+            return self.match_statement(node, state)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.function_def(node, state)
+        elif isinstance(node, ast.ClassDef):
+            self.class_def(node, state)
+        elif not isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.value(child, state)
+        return state
+
+    def ann_assign(self, node: ast.AnnAssign, state: State) -> None:
+        """``x: T = v`` binds with T's evidence; ``self.x: T = v`` stores with it."""
+        if node.value is None:
+            return
+        result = self.value(node.value, state)
+        if isinstance(node.target, ast.Attribute):
+            self.value(node.target.value, state)
+            evidence = self.annotation_evidence(node.annotation)
+            if self.is_self(node.target.value) and self.class_name is not None and result.kinds:
+                key = f"{self.class_name}.{node.target.attr}"
+                facts = self.ctx.facts
+                self.ctx.changed |= facts.merge_kinds(facts.attr_kinds, key, result.kinds)
+            if self.is_self(node.target.value) and self.class_name is not None:
+                self.record_flow("attr", f"{self.class_name}.{node.target.attr}", result)
+            self.ctx.report(state, result, "SHM102", Site.of(node.target), evidence)
+        else:
+            self.bind(node.target, result, state)
+
+    def aug_assign(self, node: ast.AugAssign, state: State) -> None:
+        """``x += [v]`` extends a list in place; any other augmented assignment is arithmetic,
+        which copies (``total += arr``) — precision first: ``x += other_list`` is not followed."""
+        added = self.value(node.value, state)
+        displays = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+        if not (isinstance(node.op, ast.Add) and isinstance(node.value, displays)):
+            return
+        if isinstance(node.target, ast.Name):
+            old = self.name_value(node.target.id, state)
+            self.bind(node.target, old.join(added), state)
+        elif isinstance(node.target, ast.Attribute):
+            self.store_attribute(node.target, added, state)
+        elif isinstance(node.target, ast.Subscript):
+            self.value(node.target.slice, state)
+            self.container_put(node.target.value, added, node.target, state)
+
+    def delete(self, node: ast.Delete, state: State) -> None:
+        """``del x`` releases the value; other targets are evaluated for their side effects."""
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                state.vars.pop(target.id, None)
+                state.bound_at.pop(target.id, None)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                self.delete(ast.Delete(targets=list(target.elts)), state)
+            else:
+                self.value(target, state)
+
+    # --- loops ------------------------------------------------------------------------------------
+
+    def loop(self, node: ast.For | ast.AsyncFor | ast.While, state: State) -> State:
+        """A loop, analysed twice (enough for this lattice) with SHM104 checked at the back edge."""
+        is_for = isinstance(node, (ast.For, ast.AsyncFor))
+        iterated = self.value(node.iter, state) if is_for else EMPTY  # type: ignore[union-attr]
+        element = Value(
+            iterated.labels,
+            iterated.kinds & {REF},
+            closure=iterated.closure,
+            origins=iterated.origins,
+        )
+        targets = [node.target] if is_for else []  # type: ignore[union-attr]
+        frame = LoopFrame(node, assigned_names([*targets, *node.body]))  # type: ignore[list-item]
+        self.loops.append(frame)
+        entry = state
+        current = entry
+        back = State(dead=True)
+        for round_number in range(2):
+            body_state = current.copy()
+            if is_for:
+                self.bind(node.target, element, body_state)  # type: ignore[union-attr]
+            else:
+                self.current_statement = node  # the test is part of the loop header
+                self.value(node.test, body_state)  # type: ignore[union-attr]
+            end = self.block(node.body, body_state)
+            back = join_states([end, *frame.continues])
+            frame.continues.clear()
+            if not back.dead:
+                self.held_across_read(frame, back, node.body)
+            if round_number == 0:
+                current = join_states([entry, back])
+        self.loops.pop()
+        runs_forever = isinstance(node, ast.While) and _always_true(node.test)
+        normal_exit = join_states([back] if runs_forever else [entry, back])
+        if runs_forever:
+            normal_exit = State(dead=True)
+        after = self.block(node.orelse, normal_exit) if node.orelse else normal_exit
+        after = join_states([after, *frame.breaks])
+        if is_for:
+            self.detached_by_loop(node, after)  # type: ignore[arg-type]
+        return after
+
+    def held_across_read(self, frame: LoopFrame, back: State, body: list[ast.stmt]) -> None:
+        """SHM104: at the back edge, a local still holding a value read in this loop from a
+        compiled-graph channel is alive while the next iteration's read runs."""
+        if not frame.reads:
+            return
+        read_lines = {label.site.line for label in frame.reads}
+        first = next(
+            (
+                index
+                for index, stmt in enumerate(body)
+                if any(
+                    stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in read_lines
+                )
+            ),
+            0,
+        )
+        released = assigned_names(body[:first])  # rebound or deleted before the next read
+        held: dict[Label, tuple[Site, Value]] = {}
+        for name, value in back.vars.items():
+            if name in released or name not in back.bound_at:
+                continue
+            site = back.bound_at[name]
+            for label in value.labels & frame.reads:
+                if label in back.reported:
+                    continue
+                best = held.get(label)
+                if best is None or (site.line, site.col) < (best[0].line, best[0].col):
+                    held[label] = (site, value)
+        for label, (site, value) in held.items():
+            alone = Value(frozenset({label}), closure=value.closure, evidence=value.evidence)
+            self.ctx.report(back, alone, "SHM104", site)
+
+    def detached_by_loop(self, node: ast.For | ast.AsyncFor, state: State) -> None:
+        """``for o in outs: helper(o)`` detaches every element of ``outs`` in place."""
+        if not (isinstance(node.iter, ast.Name) and isinstance(node.target, ast.Name)):
+            return
+        for statement in node.body:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and call.args
+                and isinstance(call.args[0], ast.Name)
+                and call.args[0].id == node.target.id
+                and self.is_sanitizer(self.call_name(call.func, state), call.func)
+            ):
+                held = state.vars.get(node.iter.id)
+                if held is not None:
+                    state.vars[node.iter.id] = held.without(held.labels)
+                return
+
+    # --- try / match ------------------------------------------------------------------------------
+
+    def try_statement(self, node: ast.Try, state: State) -> State:
+        """Handlers may start anywhere in the body: from the merge of its start and its end."""
+        start = state.copy()
+        body_end = self.block(node.body, state)
+        handler_entry = join_states([start, body_end])
+        ends = [self.block(node.orelse, body_end) if node.orelse else body_end]
+        for handler in node.handlers:
+            handler_state = handler_entry.copy() if not handler_entry.dead else start.copy()
+            if handler.type is not None:
+                self.value(handler.type, handler_state)
+            if handler.name:
+                handler_state.vars.pop(handler.name, None)
+            ends.append(self.block(handler.body, handler_state))
+        end = join_states(ends)
+        if not node.finalbody:
+            return end
+        if end.dead:
+            # Every path left the block; `finally` still runs (for its own sinks).
+            self.block(node.finalbody, handler_entry.copy() if not handler_entry.dead else start)
+            return end
+        return self.block(node.finalbody, end)
+
+    def match_statement(self, node: ast.Match, state: State) -> State:
+        """Each case from the state before the match; captures are views of the subject."""
+        subject = self.value(node.subject, state).derived()
+        ends = []
+        for case in node.cases:
+            case_state = state.copy()
+            for sub in ast.walk(case.pattern):
+                name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                if isinstance(name, str):
+                    case_state.vars[name] = subject
+                    case_state.bound_at[name] = Site.of(sub)
+            if case.guard is not None:
+                self.value(case.guard, case_state)
+            ends.append(self.block(case.body, case_state))
+        ends.append(state)  # no case matched
+        return join_states(ends)
+
+    # --- nested definitions -------------------------------------------------------------------
+
+    def function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: State) -> None:
+        """A method (in a class body) or a nested function (a closure value)."""
+        for expr in [*node.decorator_list, *node.args.defaults]:
+            self.value(expr, state)
+        for default in node.args.kw_defaults:
+            if default is not None:
+                self.value(default, state)
+        if self.is_class_body:
+            if not self.ctx.should_analyse(node):
+                return
+            method = type(self)(self.ctx, node, Scope(node, self.scope), self.class_name)
+            method.run()
+            return
+        state.vars[node.name] = self.closure_value(node, state)
+        state.bound_at[node.name] = Site.of(node)
+
+    def class_def(self, node: ast.ClassDef, state: State) -> None:
+        """A class body is analysed on its own: its assignments are class variables (SHM106)."""
+        for expr in [*node.decorator_list, *node.bases]:
+            self.value(expr, state)
+        if self.ctx.should_analyse(node):
+            type(self)(self.ctx, node, Scope(node, self.scope), node.name, state.vars).run()
+        state.vars.pop(node.name, None)

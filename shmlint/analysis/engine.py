@@ -1,0 +1,270 @@
+"""One file in, one :class:`FileResult` out: prefilter, decode, parse, analyse, filter.
+
+Never raises for a bad file: what cannot be read, decoded or parsed becomes one SHM001 finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import io
+import re
+import tokenize
+import warnings
+from pathlib import Path
+
+from shmlint.analysis.checks import ModuleInput
+from shmlint.analysis.dataflow import RawFinding
+from shmlint.analysis.fingerprint import fingerprints
+from shmlint.analysis.rules import CHECKS, RULES
+from shmlint.analysis.suppress import is_suppressed
+from shmlint.basics import catalog
+from shmlint.basics.config import Config
+from shmlint.basics.names import Scope
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence, FileResult, Finding, SourceKind
+from shmlint.facts.collect import Recorder, summarize_syntax
+from shmlint.facts.layout import module_name
+from shmlint.facts.merge import merge
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.summary import ModuleSummary
+from shmlint.facts.view import ProjectView
+
+# A file that mentions none of these cannot contain a source: it is never parsed.
+LINES = re.compile(r"\r\n|\r|\n")
+_SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
+TOO_DEEP = "the file is too deeply nested to analyse"
+
+
+# What a detach helper by behaviour must spell (SHM301, see shmlint.analysis.helpers).
+_READ_ONLY_WORDS = ("writeable", "WRITEABLE", "is_zero_copy")
+
+
+def may_contain_source(text: str, options: Options) -> bool:
+    """The cheap text check run before parsing a file on its own (it must never lose a
+    finding): a read, or a detach helper (SHM301) over a class declared in the file."""
+    return may_contain_read(text, options) or may_contain_helper(text, options)
+
+
+def may_contain_read(text: str, options: Options) -> bool:
+    """The file may read from Ray (or make compiled-graph handles)."""
+    if _SOURCE_WORDS.search(text):
+        return True
+    if options.ref_name_pattern and ".get(" in text:
+        return True
+    return any(name.rpartition(".")[2] in text for name in options.extend_sources)
+
+
+def may_contain_helper(text: str, options: Options) -> bool:
+    """A detach helper by name, or code that checks arrays for being read-only."""
+    if any(name in text for name in catalog.HELPER_NAMES):
+        return True
+    if any(name.rpartition(".")[2] in text for name in options.extend_sanitizers):
+        return True
+    return any(word in text for word in _READ_ONLY_WORDS)
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source bytes as the interpreter would (PEP 263 cookie, BOM, else UTF-8).
+
+    Raises ``UnicodeDecodeError``/``SyntaxError``/``LookupError`` for undecodable bytes.
+    """
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def check_bytes(
+    data: bytes,
+    path: str,
+    config: Config,
+    *,
+    prefilter: bool = True,
+    facts: ProjectFacts | None = None,
+) -> FileResult:
+    """Check one file's bytes (``path`` is only used for reporting and per-file ignores);
+    ``facts``: the project's merged summaries (None: the file on its own)."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        return error_result(path, config, 1, 0, f"cannot decode the file: {error}")
+    return check_text(text, path, config, prefilter=prefilter, facts=facts)
+
+
+def check_path(
+    path: Path,
+    display: str,
+    config: Config,
+    *,
+    prefilter: bool = True,
+    facts: ProjectFacts | None = None,
+) -> FileResult:
+    """Check one file on disk, reported as ``display``."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return error_result(display, config, 1, 0, f"cannot read the file: {error.strerror}")
+    return check_bytes(data, display, config, prefilter=prefilter, facts=facts)
+
+
+def parse_source(text: str, path: str) -> ast.Module | tuple[int, int, str]:
+    """The tree, or (line, column, message) of why there is none."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings are the user's compiler's business
+            return ast.parse(text, filename=path, type_comments=False)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        col = max((error.offset or 1) - 1, 0)
+        return line, col, f"cannot parse the file: {error.msg}"
+    except (RecursionError, MemoryError, ValueError) as error:
+        return 1, 0, f"cannot parse the file: {type(error).__name__}"
+
+
+def check_text(
+    text: str,
+    path: str,
+    config: Config,
+    *,
+    prefilter: bool = True,
+    facts: ProjectFacts | None = None,
+) -> FileResult:
+    """Check decoded source text."""
+    if prefilter and not may_contain_source(text, config.options):
+        if facts is None or not facts.may_matter(text):
+            return FileResult(path, (), parsed=False, skipped=True)
+    tree = parse_source(text, path)
+    if not isinstance(tree, ast.Module):
+        return error_result(path, config, *tree)
+    lines = LINES.split(text)  # ast's own line breaks (str.splitlines also breaks on \f ...)
+    try:
+        findings = analyze_tree(tree, lines, path, config, text, facts)
+    except RecursionError:
+        return error_result(path, config, 1, 0, TOO_DEEP)
+    return FileResult(path, tuple(findings), parsed=True)
+
+
+def project_view(
+    tree: ast.Module, scope: Scope, path: str, config: Config, facts: ProjectFacts | None
+) -> ProjectView:
+    """The view of the project from one module; without ``facts``, the module on its own."""
+    if facts is None:
+        return own_view(tree, scope, path, config)[1]
+    module, is_package = module_name(path, config.root)
+    return ProjectView(facts, module, is_package)
+
+
+def own_view(
+    tree: ast.Module,
+    scope: Scope,
+    path: str,
+    config: Config,
+    recorder: Recorder | None = None,
+    questions: set[str] | None = None,
+) -> tuple[ModuleSummary, ProjectView]:
+    """The module's syntactic summary, and the view of it as the only module of a project
+    (the per-file run; phase 1 also records flows and questions through it)."""
+    module, is_package = module_name(path, config.root)
+    summary = summarize_syntax(tree, module, path, is_package, scope)
+    facts = merge([summary], config.options.array_types)
+    return summary, ProjectView(facts, module, is_package, recorder, questions)
+
+
+def analyze_tree(
+    tree: ast.Module,
+    lines: list[str],
+    path: str,
+    config: Config,
+    text: str | None = None,
+    facts: ProjectFacts | None = None,
+) -> list[Finding]:
+    """The filtered findings of a parsed module (the flake8 plugin enters here)."""
+    scope = Scope(tree, None, walrus=text is None or ":=" in text)
+    view = project_view(tree, scope, path, config, facts)
+    return analyze_with_view(tree, lines, path, config, text, view, scope)
+
+
+def analyze_with_view(
+    tree: ast.Module,
+    lines: list[str],
+    path: str,
+    config: Config,
+    text: str | None,
+    view: ProjectView,
+    scope: Scope,
+) -> list[Finding]:
+    """The filtered findings of a parsed module seen through ``view``. Reads that exist only
+    for phase 1's summary (``needs_ref``) are never reported."""
+    findings = []
+    threshold = config.options.min_confidence.rank
+    module = ModuleInput(tree, scope, view, config.options, text)
+    raws = [raw for check, _ in CHECKS for raw in check(module)]
+    for raw in raws:
+        if raw.label.needs_ref:
+            continue
+        if raw.confidence.rank < threshold or not config.is_enabled(raw.code, path):
+            continue
+        line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
+        if is_suppressed(line_text, raw.code):
+            continue
+        findings.append(_finding(raw, lines, path, config.helper_style))
+    findings.sort(key=Finding.sort_key)
+    prints = fingerprints(findings, lines, project_path(path, config))
+    return [dataclasses.replace(f, fingerprint=p) for f, p in zip(findings, prints)]
+
+
+def project_path(path: str, config: Config) -> str:
+    """``path`` relative to the project root (the configuration's directory, else the current
+    directory) when it lies below it; else as given."""
+    root = config.root or Path.cwd()
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return Path(path).as_posix()
+
+
+def _char_col(lines: list[str], line: int, byte_col: int) -> int:
+    """ast columns are UTF-8 byte offsets; reports use characters (as ruff does)."""
+    if not 1 <= line <= len(lines):
+        return byte_col
+    text = lines[line - 1]
+    if text.isascii():
+        return byte_col
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) -> Finding:
+    site, source = raw.site, raw.label.site
+    placement = raw.label.placement
+    # The wrap fix applies to every read; the in-place fix needs a statement to split.
+    fixable = raw.label.kind is not SourceKind.NONE and not raw.label.via
+    fixable = fixable and (helper_style == "wrap" or placement != "none")
+    unsafe = helper_style == "in-place" and placement == "conditional"
+    message = raw.message or RULES[raw.code].message(raw.label.kind, source.line, raw.label.via)
+    return Finding(
+        path=path,
+        line=site.line,
+        col=_char_col(lines, site.line, site.col),
+        end_line=site.end_line,
+        end_col=_char_col(lines, site.end_line, site.end_col),
+        code=raw.code,
+        message=message,
+        confidence=raw.confidence,
+        source_kind=raw.label.kind,
+        source_line=source.line,
+        source_col=_char_col(lines, source.line, source.col),
+        source_end_line=source.end_line,
+        source_end_col=_char_col(lines, source.end_line, source.end_col),
+        fixable=fixable,
+        unsafe_fix=fixable and unsafe,
+    )
+
+
+def error_result(path: str, config: Config, line: int, col: int, message: str) -> FileResult:
+    findings: tuple[Finding, ...] = ()
+    if config.is_enabled("SHM001", path):
+        finding = Finding(
+            path, line, col, line, col, "SHM001", message, Confidence.HIGH, SourceKind.NONE, 0, 0
+        )
+        findings = (finding,)
+    return FileResult(path, findings, parsed=False)

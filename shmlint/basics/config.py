@@ -1,0 +1,231 @@
+"""``[tool.shmlint]`` in ``pyproject.toml``: found by walking up, validated key by key."""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+ALL_CODES = ("SHM001", "SHM101", "SHM102", "SHM103", "SHM104", "SHM105", "SHM106", "SHM107")
+_CODE_PREFIX = re.compile(r"^SHM\d{0,3}$")
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".env",
+    "env",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".shmlint_cache",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "*.egg-info",
+    ".eggs",
+)
+DEFAULT_HELPER = "shmlint.runtime:detach_zero_copy_from_model_runner_output"
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the file and the key."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Config:
+    """The effective configuration of one run."""
+
+    select: tuple[str, ...] = ("SHM",)
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    helper: str = DEFAULT_HELPER
+    helper_style: str = "wrap"
+    options: Options = Options()
+    root: Path | None = None  # the directory of the pyproject.toml it came from
+
+    def is_enabled(self, code: str, path: str | None = None) -> bool:
+        """True when ``code`` is selected, not ignored, and not ignored for ``path``."""
+        if not any(code.startswith(prefix) for prefix in self.select):
+            return False
+        if any(code.startswith(prefix) for prefix in self.ignore):
+            return False
+        if path is not None and self.per_file_ignores:
+            for pattern, codes in self.per_file_ignores:
+                if path_matches(path, pattern, self.root) and any(
+                    code.startswith(c) for c in codes
+                ):
+                    return False
+        return True
+
+
+def path_matches(path: str, pattern: str, root: Path | None) -> bool:
+    """Glob ``pattern`` against ``path`` relative to ``root``, its name, or a parent directory."""
+    candidate = Path(path)
+    if root is not None:
+        try:
+            candidate = candidate.resolve().relative_to(root.resolve())
+        except ValueError:
+            pass
+    text = candidate.as_posix()
+    if fnmatch.fnmatchcase(text, pattern) or fnmatch.fnmatchcase(candidate.name, pattern):
+        return True
+    prefix = pattern.rstrip("/")
+    return text.startswith(prefix + "/") or any(
+        fnmatch.fnmatchcase(part, prefix) for part in candidate.parts[:-1]
+    )
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.shmlint]`` table, walking up from ``start``."""
+    directory = start.resolve()
+    if directory.is_file():
+        directory = directory.parent
+    for candidate in (directory, *directory.parents):
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                text = pyproject.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise ConfigError(f"{pyproject}: cannot read: {error}") from error
+            if "[tool.shmlint" in text:
+                return pyproject
+    return None
+
+
+def load_config(pyproject: Path | None) -> Config:
+    """Parse and validate ``[tool.shmlint]`` of ``pyproject`` (defaults when None)."""
+    if pyproject is None:
+        return Config()
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{pyproject}: cannot parse: {error}") from error
+    table = data.get("tool", {}).get("shmlint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: [tool.shmlint] must be a table")
+    return config_from_table(table, str(pyproject), pyproject.parent)
+
+
+def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] | None:
+    if key not in table:
+        return None
+    value = table[key]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: tool.shmlint.{key} must be a list of strings")
+    return tuple(value)
+
+
+def _codes(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] | None:
+    codes = _strings(table, key, where)
+    for code in codes or ():
+        if not _CODE_PREFIX.match(code):
+            raise ConfigError(f"{where}: tool.shmlint.{key}: {code!r} is not an SHM code or prefix")
+    return codes
+
+
+_KEYS = frozenset(
+    {
+        "select",
+        "ignore",
+        "per-file-ignores",
+        "exclude",
+        "extend-exclude",
+        "min-confidence",
+        "extend-sources",
+        "extend-sanitizers",
+        "array-types",
+        "ref-name-pattern",
+        "helper",
+        "helper-style",
+    }
+)
+
+
+def config_from_table(table: Mapping[str, Any], where: str, root: Path | None) -> Config:
+    """Validate a ``[tool.shmlint]`` table; every error names the key."""
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key tool.shmlint.{unknown[0]}")
+    config = Config(root=root)
+    changes: dict[str, Any] = {}
+    for key, field in (("select", "select"), ("ignore", "ignore")):
+        codes = _codes(table, key, where)
+        if codes is not None:
+            changes[field] = codes
+    for key, field in (("exclude", "exclude"), ("extend-exclude", "extend_exclude")):
+        patterns = _strings(table, key, where)
+        if patterns is not None:
+            changes[field] = patterns
+    if "per-file-ignores" in table:
+        changes["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], where)
+    for key in ("helper", "helper-style", "ref-name-pattern", "min-confidence"):
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"{where}: tool.shmlint.{key} must be a string")
+    if "helper" in table:
+        if not re.fullmatch(r"[\w.]+:\w+", table["helper"]):
+            raise ConfigError(f"{where}: tool.shmlint.helper must look like 'pkg.module:function'")
+        changes["helper"] = table["helper"]
+    if "helper-style" in table:
+        if table["helper-style"] not in ("wrap", "in-place"):
+            raise ConfigError(f"{where}: tool.shmlint.helper-style must be 'wrap' or 'in-place'")
+        changes["helper_style"] = table["helper-style"]
+    options = _options(table, where)
+    helper = changes.get("helper", config.helper)
+    # The helper --fix inserts detaches by definition: the analysis must accept it.
+    sanitizers = options.extend_sanitizers | {helper.replace(":", ".")}
+    changes["options"] = dataclasses.replace(options, extend_sanitizers=sanitizers)
+    return dataclasses.replace(config, **changes)
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: tool.shmlint.per-file-ignores must be a table")
+    result = []
+    for pattern, codes in value.items():
+        parsed = _codes({"per-file-ignores": codes}, "per-file-ignores", where)
+        result.append((pattern, parsed or ()))
+    return tuple(result)
+
+
+def _options(table: Mapping[str, Any], where: str) -> Options:
+    min_confidence = Confidence.HIGH
+    if "min-confidence" in table:
+        try:
+            min_confidence = Confidence(table["min-confidence"])
+        except ValueError:
+            raise ConfigError(
+                f"{where}: tool.shmlint.min-confidence must be 'high' or 'medium'"
+            ) from None
+    pattern = table.get("ref-name-pattern", "")
+    if pattern:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ConfigError(f"{where}: tool.shmlint.ref-name-pattern: {error}") from None
+    return Options(
+        extend_sources=frozenset(_strings(table, "extend-sources", where) or ()),
+        extend_sanitizers=frozenset(_strings(table, "extend-sanitizers", where) or ()),
+        array_types=frozenset(_strings(table, "array-types", where) or ()),
+        ref_name_pattern=pattern,
+        min_confidence=min_confidence,
+    )

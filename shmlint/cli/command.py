@@ -1,0 +1,361 @@
+"""The ``shmlint`` command line: ``check`` (the default), ``rules``, ``explain``.
+
+Exit codes: 0 no findings (after filters), 1 findings, 2 usage / configuration / internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from shmlint._version import __version__
+from shmlint.analysis.engine import check_bytes, decode_source
+from shmlint.analysis.rules import RULES, rule_doc
+from shmlint.basics.config import Config, ConfigError, find_pyproject, load_config
+from shmlint.basics.types import Confidence, Finding
+from shmlint.cli import baseline, report
+from shmlint.cli.inputs import Checked, UsageError, collect
+from shmlint.run.cache import clean, default_directory
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_COMMANDS = ("check", "rules", "explain", "baseline", "clean")
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (kept separate so docs and tests can inspect it)."""
+    parser = argparse.ArgumentParser(
+        prog="shmlint",
+        description="Find and fix code that keeps Ray zero-copy shared-memory values alive.",
+    )
+    parser.add_argument("--version", action="version", version=f"shmlint {__version__}")
+    commands = parser.add_subparsers(dest="command")
+    check = commands.add_parser("check", help="lint files (the default command)")
+    check.add_argument("paths", nargs="*", default=["."], help="files or directories; - for stdin")
+    check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
+    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
+    check.add_argument(
+        "--min-confidence",
+        choices=[c.value for c in Confidence],
+        help="lowest confidence to report (default: high)",
+    )
+    check.add_argument(
+        "--output-format", choices=["text", "json", "sarif", "github"], default="text"
+    )
+    check.add_argument("--output-file", type=Path, help="write the report to this file")
+    check.add_argument("--baseline", type=Path, help="report only findings not in this baseline")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--statistics", action="store_true", help="print counts per code")
+    check.add_argument("--config", type=Path, help="the pyproject.toml to read settings from")
+    check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    check.add_argument("--cache-dir", type=Path, help="where the cache lives (.shmlint_cache)")
+    check.add_argument(
+        "--jobs", "-j", type=_positive, default=None, help="worker processes (default: CPUs)"
+    )
+    check.add_argument("--stdin-filename", help="the name to report for source read from stdin")
+    check.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
+    check.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply fixes that may change behaviour (with --fix / --diff)",
+    )
+    check.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
+    check.add_argument(
+        "--per-file",
+        action="store_true",
+        help="check each file on its own (no project-wide phase, as the flake8 plugin does)",
+    )
+    check.add_argument(
+        "--write-summary",
+        type=Path,
+        metavar="FILE",
+        help="write the project-wide facts as JSON (for flake8's --shm-summary)",
+    )
+    check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+    base = commands.add_parser("baseline", help="record today's findings to ignore them later")
+    base.add_argument("paths", nargs="*", default=["."], help="files or directories")
+    base.add_argument("--write", type=Path, required=True, help="the baseline file")
+    base.add_argument(
+        "--add-new", action="store_true", help="also record findings not in the existing file"
+    )
+    for name in (
+        "--config",
+        "--select",
+        "--ignore",
+        "--min-confidence",
+        "--isolated",
+        "--no-cache",
+        "--cache-dir",
+        "--jobs",
+        "--per-file",
+    ):
+        for action in check._actions:
+            if name in action.option_strings:
+                base._add_action(action)
+    base.set_defaults(stdin_filename=None, no_prefilter=False, baseline=None, write_summary=None)
+    clean_cmd = commands.add_parser("clean", help="remove the result cache")
+    clean_cmd.add_argument("--cache-dir", type=Path, help="the cache to remove")
+    commands.add_parser("rules", help="list the rules")
+    explain = commands.add_parser("explain", help="print a rule's documentation")
+    explain.add_argument("code")
+    return parser
+
+
+def _load(args: argparse.Namespace) -> Config:
+    if args.isolated:
+        config = Config()
+    elif args.config is not None:
+        if not args.config.is_file():
+            raise ConfigError(f"{args.config}: no such configuration file")
+        config = load_config(args.config)
+    else:
+        real = [p for p in args.paths if p != "-"]
+        start = Path(args.stdin_filename or (real[0] if real else "."))
+        config = load_config(find_pyproject(start if start.exists() else Path.cwd()))
+    changes: dict[str, Any] = {}
+    if args.select is not None:
+        changes["select"] = args.select
+    if args.ignore is not None:
+        changes["ignore"] = args.ignore
+    if args.min_confidence is not None:
+        options = dataclasses.replace(
+            config.options, min_confidence=Confidence(args.min_confidence)
+        )
+        changes["options"] = options
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+def _plural(count: int) -> str:
+    return f"{count} finding{'s' if count != 1 else ''}"
+
+
+def run_check(args: argparse.Namespace, out: TextIO) -> int:
+    """``shmlint check``: lint (and fix), report, and return the exit code."""
+    config = _load(args)
+    checked = collect(args, config)
+    if args.fix or args.diff:
+        return run_fix(args, config, checked, out)
+    findings = sorted((f for c in checked for f in c.result.findings), key=Finding.sort_key)
+    if args.baseline is not None:
+        findings = baseline.new_findings(findings, baseline.load(args.baseline))
+    with _destination(args, out) as sink:
+        _report(args, findings, sink, _fix_for(checked, config, args))
+        if args.output_format == "text":
+            count = len(findings)
+            sink.write(f"Found {_plural(count)}.\n" if count else "All checks passed!\n")
+            hidden = sum(f.fixable and f.unsafe_fix for f in findings)
+            if hidden:
+                sink.write(f"{hidden} more fixable with --fix --unsafe-fixes.\n")
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+@contextlib.contextmanager
+def _destination(args: argparse.Namespace, out: TextIO) -> Iterator[TextIO]:
+    if args.output_file is None:
+        yield out
+        return
+    try:
+        with open(args.output_file, "w", encoding="utf-8") as handle:
+            yield handle
+    except OSError as error:
+        raise UsageError(f"{args.output_file}: cannot write: {error.strerror}") from None
+
+
+def _fix_for(
+    checked: list[Checked], config: Config, args: argparse.Namespace
+) -> Callable[[Finding], tuple[bytes, bytes] | None] | None:
+    """For SARIF: the change ``--fix`` would make for one finding on its own."""
+    if args.output_format != "sarif":
+        return None
+    inputs = {c.result.path: c for c in checked}
+
+    def fix_for(finding: Finding) -> tuple[bytes, bytes] | None:
+        from shmlint.fixer import apply_fixes  # libcst only when a fix is described
+
+        item = inputs.get(finding.path)
+        if item is None or (finding.unsafe_fix and not args.unsafe_fixes):
+            return None
+        try:
+            data = item.data if item.data is not None else item.path.read_bytes()  # type: ignore[union-attr]
+        except OSError:
+            return None
+        outcome = apply_fixes(data, [finding], config)
+        return (data, outcome.source) if outcome.changed else None
+
+    return fix_for
+
+
+def _report(
+    args: argparse.Namespace,
+    findings: list[Finding],
+    out: TextIO,
+    fix_for: Callable[[Finding], tuple[bytes, bytes] | None] | None = None,
+) -> None:
+    if args.output_format == "json":
+        report.write_json(findings, out)
+    elif args.output_format == "sarif":
+        from shmlint.cli.sarif import repository_root, write_sarif
+
+        write_sarif(findings, out, repository_root(Path.cwd()), fix_for)
+    elif args.output_format == "github":
+        report.write_github(findings, out)
+    else:
+        report.write_text(findings, out)
+        if args.statistics and findings:
+            report.write_statistics(findings, out)
+
+
+def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextIO) -> list[Finding]:
+    """Fix one input; returns the findings that remain in it."""
+    from shmlint.fixer import apply_fixes, fixable_findings  # libcst only when fixing
+    from shmlint.fixer.write import write_atomically
+
+    result = item.result
+    to_fix = fixable_findings(result.findings, args.unsafe_fixes)
+    data = item.data
+    remaining = list(result.findings)
+    try:
+        if data is None and item.path is not None and to_fix:
+            data = item.path.read_bytes()
+        new_data = data
+        if to_fix and data is not None:
+            outcome = apply_fixes(data, to_fix, config)
+            if outcome.error:
+                sys.stderr.write(f"shmlint: {result.path}: not fixed: {outcome.error}\n")
+            if outcome.changed:
+                new_data = outcome.source
+                if args.diff:
+                    out.write(_unified_diff(result.path, data, new_data))
+                elif item.path is not None:
+                    write_atomically(item.path, new_data)
+                remaining = list(check_bytes(new_data, result.path, config).findings)
+    except OSError as error:  # the file vanished or cannot be written: report, go on
+        sys.stderr.write(f"shmlint: {result.path}: not fixed: {error.strerror or error}\n")
+        return remaining
+    if item.path is None and not args.diff:
+        sys.stdout.buffer.write(new_data or b"")  # `--fix -`: the fixed source on stdout
+        sys.stdout.flush()
+    return remaining
+
+
+def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], out: TextIO) -> int:
+    """``--fix`` / ``--diff``: apply fixes per file, then report what remains."""
+    from_stdin = any(c.path is None for c in checked)
+    # The diff (or the fixed stdin source) owns stdout; findings and the summary go to stderr.
+    log = sys.stderr if (args.diff or from_stdin) else out
+    before = sum(len(c.result.findings) for c in checked)
+    remaining: list[Finding] = []
+    for item in checked:
+        remaining.extend(_fix_one(item, args, config, out))
+    written = not args.diff and any(c.path is not None for c in checked)
+    if written and not args.per_file and before != len(remaining):
+        # A fix in one module can end findings in others (a function no longer returns a
+        # read): what remains is what a fresh project run finds (cached where unchanged).
+        fresh = collect(args, config)
+        remaining = [f for c in fresh if c.path is not None for f in c.result.findings]
+        remaining += [f for c in checked if c.path is None for f in c.result.findings]
+    if not args.diff:
+        _report(args, sorted(remaining, key=Finding.sort_key), log)
+    fixed = max(before - len(remaining), 0)
+    if args.output_format == "text" or args.diff or from_stdin:
+        verb = "would be fixed" if args.diff else "fixed"
+        log.write(f"Found {_plural(before)} ({fixed} {verb}, {len(remaining)} remaining).\n")
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if args.diff:
+        return EXIT_FINDINGS if fixed else EXIT_CLEAN
+    return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def _unified_diff(path: str, old: bytes, new: bytes) -> str:
+    import difflib
+
+    return "".join(
+        difflib.unified_diff(
+            decode_source(old).splitlines(keepends=True),
+            decode_source(new).splitlines(keepends=True),
+            fromfile=path,
+            tofile=path,
+        )
+    )
+
+
+def run_baseline(args: argparse.Namespace, out: TextIO) -> int:
+    """``shmlint baseline PATHS --write FILE``: record the current findings."""
+    config = _load(args)
+    findings = sorted(
+        (f for c in collect(args, config) for f in c.result.findings), key=Finding.sort_key
+    )
+    kept, dropped, not_added = baseline.write(args.write, findings, add_new=args.add_new)
+    out.write(f"{args.write}: {_plural(kept)} recorded, {dropped} dropped (fixed or gone).\n")
+    if not_added:
+        out.write(f"{_plural(not_added)} not in the baseline were not added (see --add-new).\n")
+    return EXIT_CLEAN
+
+
+def run_rules(out: TextIO) -> int:
+    """``shmlint rules``: one line per rule."""
+    for code, rule in RULES.items():
+        out.write(f"{code}  {rule.name:<22} {rule.summary}\n")
+    return EXIT_CLEAN
+
+
+def run_explain(code: str, out: TextIO) -> int:
+    """``shmlint explain CODE``: the rule's documentation."""
+    code = code.upper()
+    if code not in RULES:
+        raise UsageError(f"unknown rule {code!r}; see `shmlint rules`")
+    rule = RULES[code]
+    out.write(f"# {rule.name} ({code})\n\n{rule_doc(code)}\n")
+    return EXIT_CLEAN
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 clean, 1 findings, 2 error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "check")  # `shmlint PATHS` means `shmlint check PATHS`
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_CLEAN if exit_.code in (0, None) else EXIT_ERROR
+    out = sys.stdout
+    try:
+        if args.command == "rules":
+            return run_rules(out)
+        if args.command == "explain":
+            return run_explain(args.code, out)
+        if args.command == "baseline":
+            return run_baseline(args, out)
+        if args.command == "clean":
+            directory = args.cache_dir or default_directory(load_config(find_pyproject(Path.cwd())))
+            removed = clean(directory)
+            out.write(f"{'removed' if removed else 'no cache at'} {directory}\n")
+            return EXIT_CLEAN
+        return run_check(args, out)
+    except (ConfigError, UsageError, baseline.BaselineError) as error:
+        sys.stderr.write(f"shmlint: error: {error}\n")
+        return EXIT_ERROR
+    except BrokenPipeError:  # `shmlint ... | head`: the reader went away
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown quiet
+        return EXIT_ERROR

@@ -1,0 +1,80 @@
+"""What ``shmlint check`` checks: the inputs the command line names, read, checked (as a
+project unless ``--per-file``), with stdin handled in place."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from shmlint.analysis.engine import check_bytes
+from shmlint.basics.config import Config
+from shmlint.basics.types import FileResult
+from shmlint.facts.model import ProjectFacts
+from shmlint.run.cache import Cache, default_directory
+from shmlint.run.discovery import iter_python_files
+from shmlint.run.runner import check_files, check_project, default_jobs
+
+
+class UsageError(Exception):
+    """A bad command line; reported with exit code 2."""
+
+
+@dataclasses.dataclass(slots=True)
+class Checked:
+    """One checked input: where it came from, its bytes when read from stdin, its result."""
+
+    path: Path | None  # None for stdin
+    data: bytes | None
+    result: FileResult
+
+
+def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
+    """Check every input the command line names (a project run unless ``--per-file``)."""
+    prefilter = not args.no_prefilter
+    checked: list[Checked | None] = []
+    files: list[tuple[Path, str]] = []
+    for given in args.paths:
+        if given == "-":
+            name = args.stdin_filename or "-"
+            data = sys.stdin.buffer.read()
+            checked.append(
+                Checked(None, data, check_bytes(data, name, config, prefilter=prefilter))
+            )
+            continue
+        try:
+            found = list(iter_python_files([given], config))
+        except FileNotFoundError:
+            raise UsageError(f"{given}: no such file or directory") from None
+        files.extend(found)
+        checked.extend([None] * len(found))
+    cache = None
+    if not args.no_cache:
+        cache = Cache(args.cache_dir or default_directory(config), config)
+    jobs = args.jobs or default_jobs()
+    facts = None
+    if files and not args.per_file:
+        facts, outcomes = check_project(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
+    else:
+        outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
+    if args.write_summary is not None:
+        write_summary(args.write_summary, facts)
+    results = iter(outcomes)
+    paths = iter(files)
+    return [
+        item if item is not None else Checked(next(paths)[0], None, next(results))
+        for item in checked
+    ]
+
+
+def write_summary(path: Path, facts: ProjectFacts | None) -> None:
+    """``--write-summary``: the merged facts as JSON (for flake8's ``--shm-summary``)."""
+    if facts is None:
+        raise UsageError("--write-summary needs a project-wide run (paths, not --per-file)")
+    try:
+        text = json.dumps(facts.to_json(), separators=(",", ":"))
+        path.write_text(text + "\n", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"{path}: cannot write: {error.strerror}") from None

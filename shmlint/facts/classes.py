@@ -1,0 +1,116 @@
+"""Class evidence: each project class's fields rated by their annotations, resolved in the
+declaring module, transitively through records, ``Optional``, unions and base classes."""
+
+from __future__ import annotations
+
+import ast
+
+from shmlint.basics import catalog
+from shmlint.basics.names import dotted_name
+from shmlint.facts.evidence import Evidence, evidence
+from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
+from shmlint.facts.summary import ModuleSummary
+
+# Bases that say nothing about a record's fields (a NamedTuple's base, generics...).
+_NEUTRAL_BASES = frozenset(
+    {"object", "NamedTuple", "TypedDict", "Generic", "Protocol", "BaseModel", "Struct", "ABC"}
+)
+
+
+class ClassResolver:
+    """Resolves every class's field evidence, transitively and cycle-safe."""
+
+    def __init__(
+        self, summaries: list[ModuleSummary], facts: ProjectFacts, array_types: frozenset[str]
+    ) -> None:
+        self.facts = facts
+        self.array_types = array_types
+        self.infos = {c.name: (s, c) for s in summaries for c in s.classes}
+        self.locals = {
+            s.module: {c.name.rpartition(".")[2] for c in s.classes}
+            | {f.name.rpartition(".")[2] for f in s.functions}
+            for s in summaries
+        }
+        self.in_progress: set[str] = set()
+
+    def resolve_all(self) -> None:
+        for name in self.infos:
+            self.resolve(name)
+
+    def qualify(self, summary: ModuleSummary, dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        target = dict(summary.imports).get(head)
+        if target is not None:
+            return self.facts.canonical(f"{target}.{rest}" if rest else target)
+        if head in self.locals.get(summary.module, ()):
+            return f"{summary.module}.{dotted}"
+        return dotted
+
+    def resolve(self, name: str) -> Evidence:
+        """The evidence of class ``name`` (UNKNOWN while it is being resolved: a cycle)."""
+        done = self.facts.classes.get(name)
+        if done is not None:
+            return done.evidence
+        if name in self.in_progress or name not in self.infos:
+            return Evidence.UNKNOWN
+        self.in_progress.add(name)
+        summary, info = self.infos[name]
+        bases = tuple(self.qualify(summary, b) for b in info.bases)
+        fields: dict[str, FieldFact] = {}
+        for base in bases:
+            self.resolve(base)
+            base_fact = self.facts.classes.get(base)
+            if base_fact is not None:
+                fields.update({f.name: f for f in base_fact.fields})
+        for field in info.fields:
+            found, zero_copy = self.field_evidence(summary, field.annotation)
+            fields[field.name] = FieldFact(field.name, summary.path, field.line, found, zero_copy)
+        self.in_progress.discard(name)
+        values = [f.evidence for f in fields.values()]
+        known_bases = all(
+            b in self.facts.classes or b.rpartition(".")[2] in _NEUTRAL_BASES for b in bases
+        )
+        base_evidence = [self.facts.classes[b].evidence for b in bases if b in self.facts.classes]
+        if Evidence.ARRAYS in values or Evidence.ARRAYS in base_evidence:
+            result = Evidence.ARRAYS
+        elif (
+            info.record
+            and values
+            and known_bases
+            and all(v is Evidence.ARRAY_FREE for v in values + base_evidence)
+        ):
+            result = Evidence.ARRAY_FREE
+        else:
+            result = Evidence.UNKNOWN
+        self.facts.classes[name] = ClassFact(
+            name, summary.path, info.line, bases, tuple(fields.values()), result
+        )
+        return result
+
+    def field_evidence(self, summary: ModuleSummary, annotation: str) -> tuple[Evidence, bool]:
+        """A field's evidence, and whether it holds arrays Ray hands back zero-copy."""
+        try:
+            node = ast.parse(annotation, mode="eval").body
+        except SyntaxError:
+            return Evidence.UNKNOWN, False
+
+        def leaf(expr: ast.expr) -> Evidence:
+            dotted = dotted_name(expr)
+            if dotted is None:
+                return Evidence.UNKNOWN
+            return self.resolve(self.qualify(summary, dotted))
+
+        def zero_copy_leaf(expr: ast.expr) -> Evidence:
+            dotted = dotted_name(expr)
+            if dotted is None:
+                return Evidence.UNKNOWN
+            name = self.qualify(summary, dotted)
+            self.resolve(name)
+            fact = self.facts.classes.get(name)
+            return Evidence.ARRAYS if fact is not None and fact.array_fields() else Evidence.UNKNOWN
+
+        found = evidence(node, self.array_types, leaf)
+        if found is not Evidence.ARRAYS:
+            return found, False
+        zero_copy = evidence(node, self.array_types, zero_copy_leaf, catalog.ZERO_COPY_TYPES)
+        return found, zero_copy is Evidence.ARRAYS

@@ -1,0 +1,105 @@
+"""Which modules the project facts need: the analysed ones, and those they reach by name.
+
+A module no read mentions and no per-file check parsed contributes to the facts only through
+names: an alias it re-exports, a class whose fields rate an annotation, a base class. Phase 1
+therefore parses such a module only when a name the analysed modules use (an import, a base
+class, a field annotation, a callee, a question their analysis asked) runs through it, and
+then follows the names that module defines for it — so most of a large tree is never parsed
+twice, or at all. ``tests/project/test_closure.py`` checks that the facts answer every
+question as the facts of every module would.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Iterator
+
+from shmlint.basics.names import dotted_name
+from shmlint.facts.summary import ModuleSummary
+
+
+def _leaf_names(annotation: str) -> Iterator[str]:
+    try:
+        node = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Name, ast.Attribute)):
+            dotted = dotted_name(sub)
+            if dotted is not None:
+                yield dotted
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            yield from _leaf_names(sub.value)
+
+
+def _qualify(summary: ModuleSummary, imports: dict[str, str], dotted: str) -> str:
+    head, _, rest = dotted.partition(".")
+    target = imports.get(head)
+    if target is not None:
+        return f"{target}.{rest}" if rest else target
+    return f"{summary.module}.{dotted}"
+
+
+def _class_names(summary: ModuleSummary, imports: dict[str, str], short: str) -> Iterator[str]:
+    """The names a class of ``summary`` uses: its bases and its fields' annotation names."""
+    for info in summary.classes:
+        if info.name != f"{summary.module}.{short}":
+            continue
+        yield from info.bases
+        for field in info.fields:
+            for dotted in _leaf_names(field.annotation):
+                yield _qualify(summary, imports, dotted)
+
+
+def used_names(summary: ModuleSummary, questions: Iterable[str] = ()) -> set[str]:
+    """Every name an analysed module may look up in the facts."""
+    imports = dict(summary.imports)
+    names = set(imports.values())
+    for info in summary.classes:
+        names |= set(_class_names(summary, imports, info.name.rpartition(".")[2]))
+    for flow in summary.flows:
+        names |= {slot.partition(":")[2] for slot in (flow.target, *flow.origins)}
+    for call in summary.calls:
+        names.add(call.callee)
+        names |= {slot.partition(":")[2] for slot in call.origins}
+    for read in summary.reads:
+        names |= {slot.partition(":")[2] for slot in read.origins}
+    for question in questions:
+        kind, _, key = question.partition(":")
+        if kind == "k":  # a slot: "param:M.f.p", "attr:M.C.a", "ret:M.f"
+            key = key.partition(":")[2]
+        names.add(key.partition("|")[0])  # "a:M.C|attr" names the class
+    return names
+
+
+def close(
+    names: Iterable[str],
+    deferred: dict[str, Callable[[], list[ModuleSummary]]],
+) -> list[ModuleSummary]:
+    """Load every deferred module the names run through, following what each defines for
+    them (re-exported aliases, classes' bases and field types); returns the loaded ones."""
+    loaded: dict[str, list[ModuleSummary]] = {}
+    todo = list(names)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        for cut in range(1, len(parts) + 1):
+            module = ".".join(parts[:cut])
+            if module not in deferred:
+                continue
+            if module not in loaded:
+                loaded[module] = deferred[module]()
+            if cut == len(parts):
+                continue
+            head, tail = parts[cut], parts[cut + 1 :]
+            for summary in loaded[module]:  # several files may claim one module name
+                imports = dict(summary.imports)
+                target = imports.get(head)
+                if target is not None:
+                    todo.append(".".join([target, *tail]))
+                todo.extend(_class_names(summary, imports, head))
+    return [summary for summaries in loaded.values() for summary in summaries]

@@ -1,0 +1,98 @@
+"""Propagation over the recorded flows: handle kinds into every slot (a fixpoint), and the
+functions that return reads (with the chain of calls)."""
+
+from __future__ import annotations
+
+from shmlint.basics.types import SourceKind
+from shmlint.facts.kinds import REF
+from shmlint.facts.model import ProjectFacts, ReadChain
+from shmlint.facts.summary import ModuleSummary
+
+_MAX_ROUNDS = 50
+
+
+def _parameter_slot(
+    facts: ProjectFacts,
+    params_of: dict[str, tuple[str, ...]],
+    callee: str,
+    arg: str,
+    bound: bool,
+) -> str | None:
+    """The slot an argument of a call to ``callee`` lands in (None when unknown)."""
+    callee = facts.canonical(callee)
+    fact = facts.classes.get(callee)
+    if fact is not None:
+        init = f"{callee}.__init__"
+        if init in facts.functions:
+            callee, bound = init, True
+        else:
+            names = [f.name for f in fact.fields]
+            name = names[int(arg)] if arg.isdigit() and int(arg) < len(names) else arg
+            return f"attr:{fact.name}.{name}" if name in names else None
+    params = params_of.get(callee)
+    if params is None:
+        return None
+    if arg.isdigit():
+        index = int(arg) + (1 if bound else 0)
+        return f"param:{callee}.{params[index]}" if index < len(params) else None
+    return f"param:{callee}.{arg}" if arg in params else None
+
+
+def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:
+    params_of = {f.name: f.params for s in summaries for f in s.functions}
+    edges: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
+    for summary in summaries:
+        for flow in summary.flows:
+            edges.append((flow.target, frozenset(flow.kinds), flow.origins))
+        for call in summary.calls:
+            slot = _parameter_slot(facts, params_of, call.callee, call.arg, call.bound)
+            if slot is not None:
+                edges.append((slot, frozenset(call.kinds), call.origins))
+    kinds = facts.slot_kinds
+    for _ in range(_MAX_ROUNDS):
+        changed = False
+        for target, own, origins in edges:
+            new = set(own)
+            for origin in origins:
+                new |= facts.kinds(origin)
+            old = kinds.get(target, frozenset())
+            if not new <= old:
+                kinds[target] = old | new
+                changed = True
+        if not changed:
+            break
+
+
+def propagate_reads(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:
+    reads = facts.returned_reads
+    for summary in summaries:
+        for read in summary.reads:
+            ref = any(REF in facts.kinds(origin) for origin in read.origins)
+            if read.needs_ref and not ref:
+                continue
+            kind = SourceKind.CHANNEL if ref else SourceKind(read.kind)
+            old = reads.get(read.function)
+            if old is None or (kind is SourceKind.CHANNEL and old.kind is not kind):
+                reads[read.function] = ReadChain(kind, summary.path, read.line, ())
+    returns = [
+        (flow.target[4:], flow.origins)
+        for summary in summaries
+        for flow in summary.flows
+        if flow.target.startswith("ret:")
+    ]
+    for _ in range(_MAX_ROUNDS):
+        changed = False
+        for function, origins in returns:
+            if function in reads:
+                continue
+            for origin in origins:
+                if not origin.startswith("ret:"):
+                    continue
+                inner = reads.get(facts.canonical(origin[4:]))
+                if inner is not None:
+                    via = (facts.canonical(origin[4:]), *inner.via)
+                    reads[function] = ReadChain(inner.kind, inner.path, inner.line, via)
+                    changed = True
+                    break
+        if not changed:
+            break

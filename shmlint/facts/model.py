@@ -1,0 +1,294 @@
+"""The merge of every module summary: project-wide facts phase 2 checks each file against.
+
+- ``slot_kinds``: which Ray handles (compiled graph, compiled-graph ref...) each attribute,
+  parameter and return value may hold, by any construction path in the project (a fixpoint
+  over the recorded flows; a channel anywhere wins over plain refs elsewhere).
+- ``returned_reads``: functions that return an undetached read, with the chain of calls.
+- ``classes``: each class's fields with their payload evidence, resolved transitively through
+  NamedTuples / dataclasses / Optional / unions and across modules.
+
+All of it is plain data, so it can be pickled to worker processes and written as JSON
+(``shmlint check --write-summary``) for the flake8 plugin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from typing import Any
+
+from shmlint.basics.types import SourceKind
+from shmlint.facts.evidence import Evidence
+
+FORMAT = 2
+_ALIAS_DEPTH = 16
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldFact:
+    """A field of a project class and what its annotation says about arrays."""
+
+    name: str
+    path: str  # of the class that declares it (a base class, for inherited fields)
+    line: int
+    evidence: Evidence
+    # Holds arrays Ray hands back zero-copy by default (numpy, pandas, pyarrow, configured
+    # array types; not torch, which Ray copies): what a detach helper must copy.
+    zero_copy: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClassFact:
+    """A project class: where it is declared, its fields (own and inherited), its evidence."""
+
+    name: str
+    path: str
+    line: int
+    bases: tuple[str, ...]  # canonical
+    fields: tuple[FieldFact, ...]
+    evidence: Evidence
+
+    def array_fields(self) -> tuple[FieldFact, ...]:
+        """The fields that may hold zero-copy arrays (directly or nested in records): the
+        ones a detach helper must handle."""
+        return tuple(f for f in self.fields if f.zero_copy)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReadChain:
+    """A function returns the undetached value of a read: the read, and the functions the
+    value passes through on its way out (innermost first)."""
+
+    kind: SourceKind
+    path: str
+    line: int
+    via: tuple[str, ...]
+
+
+@dataclasses.dataclass(slots=True)
+class ProjectFacts:
+    """Merged facts of a project (or of one file, in per-file mode)."""
+
+    modules: dict[str, tuple[str, bool]] = dataclasses.field(default_factory=dict)  # path, pkg
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
+    functions: set[str] = dataclasses.field(default_factory=set)
+    classes: dict[str, ClassFact] = dataclasses.field(default_factory=dict)
+    slot_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    returned_reads: dict[str, ReadChain] = dataclasses.field(default_factory=dict)
+    _readers: tuple[frozenset[str], dict[str, frozenset[str]]] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+    _canonical: dict[str, str] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    _reader_words: frozenset[bytes] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+    _reader_pattern: re.Pattern[bytes] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+
+    # --- lookups ---------------------------------------------------------------------------------
+
+    def canonical(self, name: str) -> str:
+        """``name`` with re-exports followed (``pkg.Output`` → ``pkg.outputs.Output``)."""
+        known = self._canonical.get(name)
+        if known is None:
+            known = self._canonical[name] = self._follow(name)
+        return known
+
+    def _follow(self, name: str) -> str:
+        for _ in range(_ALIAS_DEPTH):
+            if name in self.classes or name in self.functions:
+                return name
+            parts = name.split(".")
+            for cut in range(len(parts), 0, -1):
+                head = ".".join(parts[:cut])
+                target = self.aliases.get(head)
+                if target is not None and target != head:
+                    name = ".".join([target, *parts[cut:]])
+                    break
+            else:
+                return name
+        return name
+
+    def kinds(self, slot: str) -> frozenset[str]:
+        """The handle kinds a slot may hold (``ret:`` names are canonicalised)."""
+        if slot.startswith("ret:"):
+            slot = "ret:" + self.canonical(slot[4:])
+        return self.slot_kinds.get(slot, frozenset())
+
+    def attr_kinds(self, class_name: str, attr: str) -> frozenset[str]:
+        """Kinds of ``self.attr`` in ``class_name``, looking through project base classes."""
+        seen: set[str] = set()
+        todo = [class_name]
+        kinds: frozenset[str] = frozenset()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            kinds |= self.slot_kinds.get(f"attr:{name}.{attr}", frozenset())
+            fact = self.classes.get(name)
+            if fact is not None:
+                todo.extend(fact.bases)
+        return kinds
+
+    def answer(self, question: str) -> str:
+        """The answer to a question a module's analysis asked (``ProjectView.deps``), as a
+        string: equal answers from two sets of facts mean an equal analysis."""
+        kind, _, key = question.partition(":")
+        if kind == "k":
+            return ",".join(sorted(self.kinds(key)))
+        if kind == "a":
+            class_name, _, attr = key.partition("|")
+            return ",".join(sorted(self.attr_kinds(class_name, attr)))
+        if kind == "r":
+            return repr(self.returned_reads.get(self.canonical(key)))
+        if kind == "c":
+            # What the analysis uses of a class: its evidence, and (SHM301) its array fields.
+            fact = self.classes.get(self.canonical(key))
+            if fact is None:
+                return Evidence.UNKNOWN.name
+            fields = fact.array_fields()
+            named = f"|{fact.name}|{fields!r}" if fields else ""
+            return fact.evidence.name + named
+        raise ValueError(f"unknown question {question!r}")
+
+    def _reader_index(self) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+        """Module-level functions returning a read (by last name), and per module defining
+        any reader the last names of its methods that do (callable as ``self.m()`` in that
+        module only)."""
+        if self._readers is None:
+            functions: set[str] = set()
+            methods: dict[str, set[str]] = {}
+            for name in self.returned_reads:
+                owner, _, last = name.rpartition(".")
+                if owner in self.classes:
+                    methods.setdefault(owner.rpartition(".")[0], set()).add(last)
+                else:
+                    functions.add(last)
+                    methods.setdefault(owner, set())  # its module calls it by its bare name
+            self._readers = (
+                frozenset(functions),
+                {module: frozenset(names) for module, names in methods.items()},
+            )
+        return self._readers
+
+    def gate_words(self, module: str) -> frozenset[str]:
+        """Names whose calls are reads in ``module`` (for its per-body gate)."""
+        functions, methods = self._reader_index()
+        return functions | methods.get(module, frozenset())
+
+    def defines_readers(self, module: str) -> bool:
+        """``module`` defines a function or method that returns a read (its own calls of it
+        are reads)."""
+        return module in self._reader_index()[1]
+
+    def reader_words(self) -> frozenset[bytes]:
+        """The last names of module-level functions returning a read, as bytes."""
+        if self._reader_words is None:
+            self._reader_words = frozenset(n.encode() for n in self._reader_index()[0] if n)
+        return self._reader_words
+
+    def reader_pattern(self) -> re.Pattern[bytes]:
+        """A byte pattern matching the name of a module-level function returning a read."""
+        if self._reader_pattern is None:
+            words = "|".join(sorted(re.escape(n) for n in self._reader_index()[0] if n))
+            self._reader_pattern = re.compile(
+                rb"\b(?:" + words.encode() + rb")\b" if words else rb"(?!)"
+            )
+        return self._reader_pattern
+
+    def may_call_reader(self, imports: tuple[tuple[str, str], ...], data: bytes) -> bool:
+        """Whether a module with these imports and this text may call a module-level function
+        of another module that returns a read: it imports the function (or a re-export of
+        it), or imports a module above it and spells the rest of its dotted name."""
+        # Substring tests (C memmem) beat one regex with many alternatives; a name inside a
+        # longer word only costs a closer look below.
+        spelled = {word for word in self.reader_words() if word in data}
+        if not spelled:
+            return False
+        readers = [
+            name
+            for name in self.returned_reads
+            if name.rpartition(".")[0] not in self.classes
+            and name.rpartition(".")[2].encode() in spelled
+        ]
+        for local, target in imports:
+            base = self.canonical(target)
+            for reader in readers:
+                last = reader.rpartition(".")[2]
+                if base == reader:
+                    return True
+                if reader.startswith(base + "."):
+                    if f"{local}.{reader[len(base) + 1 :]}".encode() in data:
+                        return True
+                elif self.canonical(f"{target}.{last}") == reader:
+                    if f"{local}.{last}".encode() in data:
+                        return True
+        return False
+
+    def may_matter(self, text: str) -> bool:
+        """Whether a file that mentions no read (and no helper shape) may still have project
+        findings: it names a module-level function that returns a read."""
+        return self.reader_pattern().search(text.encode("utf-8", "surrogateescape")) is not None
+
+    def digest(self) -> str:
+        """A stable digest (part of phase-2 cache keys)."""
+        text = json.dumps(self.to_json(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    # --- serialisation ---------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--write-summary`` format."""
+        return {
+            "format": FORMAT,
+            "modules": {m: list(v) for m, v in sorted(self.modules.items())},
+            "aliases": dict(sorted(self.aliases.items())),
+            "functions": sorted(self.functions),
+            "classes": {
+                name: {
+                    "path": c.path,
+                    "line": c.line,
+                    "bases": list(c.bases),
+                    "evidence": c.evidence.name,
+                    "fields": [
+                        [f.name, f.path, f.line, f.evidence.name, f.zero_copy] for f in c.fields
+                    ],
+                }
+                for name, c in sorted(self.classes.items())
+            },
+            "slot_kinds": {s: sorted(k) for s, k in sorted(self.slot_kinds.items())},
+            "returned_reads": {
+                name: [r.kind.value, r.path, r.line, list(r.via)]
+                for name, r in sorted(self.returned_reads.items())
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProjectFacts:
+        """Load ``--write-summary`` output; raises ``ValueError`` for another format."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError("not a shmlint summary of this format")
+        facts = cls()
+        facts.modules = {m: (str(v[0]), bool(v[1])) for m, v in data["modules"].items()}
+        facts.aliases = {str(k): str(v) for k, v in data["aliases"].items()}
+        facts.functions = set(data["functions"])
+        for name, c in data["classes"].items():
+            fields = tuple(
+                FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]], bool(f[4])) for f in c["fields"]
+            )
+            facts.classes[name] = ClassFact(
+                name, c["path"], int(c["line"]), tuple(c["bases"]), fields, Evidence[c["evidence"]]
+            )
+        facts.slot_kinds = {s: frozenset(k) for s, k in data["slot_kinds"].items()}
+        facts.returned_reads = {
+            name: ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
+            for name, r in data["returned_reads"].items()
+        }
+        return facts
+
+
+__all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain"]

@@ -1,0 +1,231 @@
+"""Per-file result cache under ``.shmlint_cache/``.
+
+An entry is keyed by the file's bytes, its reported path, the effective configuration and the
+code of the analysis itself (a digest of the package's own sources, :func:`code_digest`), so any
+change to one of them misses: a development install or a patched build never serves results of
+the code it had before. Entries are written atomically and read
+defensively: a stale, truncated or foreign entry is ignored (and recomputed), never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from shmlint._version import __version__
+from shmlint.basics.config import Config
+from shmlint.basics.types import FileResult
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.summary import ModuleSummary
+from shmlint.run.encoding import decode_result, encode_result
+from shmlint.run.passes import FirstPass, decode, encode
+
+FORMAT = 2
+DIRECTORY_NAME = ".shmlint_cache"
+# Where the cache lives when ``--cache-dir`` is not given (as ruff's RUFF_CACHE_DIR).
+DIRECTORY_VARIABLE = "SHMLINT_CACHE_DIR"
+PACKAGE_DIRECTORY = Path(__file__).resolve().parents[1]  # shmlint/
+
+
+@functools.cache
+def code_digest() -> str:
+    """The digest of this package's own code, computed once per process: the analysis that
+    made a cached result is the analysis that reads it."""
+    return package_digest(PACKAGE_DIRECTORY)
+
+
+def package_digest(package: Path) -> str:
+    """A digest of every Python source of ``package`` (relative path and bytes).
+
+    The runtime helpers are hashed too: hashing a few more small files is cheaper than a list
+    of which modules can change a result, which would rot.
+    """
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(b"\0" + path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def config_digest(config: Config) -> str:
+    """A stable digest of everything in ``config`` that can change a result."""
+    options = config.options
+    canonical = {
+        "select": list(config.select),
+        "ignore": list(config.ignore),
+        "per_file_ignores": [[p, list(c)] for p, c in config.per_file_ignores],
+        "helper": config.helper,
+        "helper_style": config.helper_style,
+        "root": str(config.root.resolve()) if config.root else str(Path.cwd()),
+        "extend_sources": sorted(options.extend_sources),
+        "extend_sanitizers": sorted(options.extend_sanitizers),
+        "array_types": sorted(options.array_types),
+        "ref_name_pattern": options.ref_name_pattern,
+        "min_confidence": options.min_confidence.value,
+    }
+    text = json.dumps(canonical, sort_keys=True)
+    return hashlib.sha256(f"{code_digest()}\0{FORMAT}\0{text}".encode()).hexdigest()
+
+
+def default_directory(config: Config) -> Path:
+    """``$SHMLINT_CACHE_DIR`` when set, else ``.shmlint_cache`` next to the configuration,
+    else in the current directory."""
+    configured = os.environ.get(DIRECTORY_VARIABLE)
+    if configured:
+        return Path(configured)
+    return (config.root or Path.cwd()) / DIRECTORY_NAME
+
+
+def clean(directory: Path) -> bool:
+    """Remove a cache directory; True when there was one."""
+    if not directory.is_dir():
+        return False
+    shutil.rmtree(directory)
+    return True
+
+
+class Cache:
+    """The cache of one run (one configuration).
+
+    Entries: per-file results (keyed also by the digest of the project facts a phase-2 result
+    was checked against), phase-1 entries (summary, per-file result and questions, keyed by
+    bytes and path), and merged project facts (keyed by every phase-1 key of the run).
+    """
+
+    def __init__(self, directory: Path, config: Config, facts_digest: str = "") -> None:
+        self.directory = directory / f"v{FORMAT}"
+        self._config_salt = config_digest(config)
+        self._salt = f"{self._config_salt}\0{facts_digest}".encode()
+        self.hits = self.misses = 0
+
+    def with_facts(self, facts_digest: str) -> Cache:
+        """The same cache, for results checked against project facts with this digest."""
+        other = Cache.__new__(Cache)
+        other.directory = self.directory
+        other._config_salt = self._config_salt
+        other._salt = f"{self._config_salt}\0{facts_digest}".encode()
+        other.hits = other.misses = 0
+        return other
+
+    def key(self, display: str, data: bytes) -> str:
+        """The entry key of one file's bytes reported as ``display``."""
+        digest = hashlib.sha256(self._salt)
+        digest.update(display.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def first_pass_key(self, display: str, data: bytes) -> str:
+        """The key of one file's phase-1 entry (independent of the rest of the project)."""
+        digest = hashlib.sha256(f"summary\0{self._config_salt}".encode())
+        digest.update(display.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(data)
+        return "s" + digest.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def _read(self, key: str) -> str | None:
+        try:
+            return self._path(key).read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    def _entry(self, key: str) -> Any:
+        """The JSON body stored under ``key`` (None: missing, unreadable or not this key's)."""
+        text = self._read(key)
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or data.get("key") != key:
+            return None
+        return data.get("body")
+
+    def _store(self, key: str, body: Any) -> None:
+        self._write(key, json.dumps({"key": key, "body": body}))
+
+    def get(self, key: str) -> FileResult | None:
+        """The cached result, or None (missing, unreadable, corrupt or not this key's)."""
+        body = self._entry(key)
+        try:
+            result = decode_result(body) if body is not None else None
+        except (ValueError, KeyError, TypeError):
+            result = None
+        if result is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return result
+
+    def get_first_pass(self, key: str) -> FirstPass | None:
+        """A cached phase-1 entry (summary, per-file result, questions), or None."""
+        body = self._entry(key)
+        try:
+            return decode(body) if body is not None else None
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def put_first_pass(self, key: str, item: FirstPass) -> None:
+        """Store a phase-1 entry."""
+        self._store(key, encode(item))
+
+    def get_syntax_summary(self, key: str) -> ModuleSummary | None | bool:
+        """A deferred module's cached summary (None: it has none); False when not cached."""
+        body = self._entry(key)
+        if not isinstance(body, dict):
+            return False
+        try:
+            summary = body["summary"]
+            return None if summary is None else ModuleSummary.from_json(summary)
+        except (ValueError, KeyError, TypeError):
+            return False
+
+    def put_syntax_summary(self, key: str, summary: ModuleSummary | None) -> None:
+        """Store a deferred module's summary (or that it has none)."""
+        self._store(key, {"summary": None if summary is None else summary.to_json()})
+
+    def get_plan(self, key: str) -> tuple[list[int], str] | None:
+        """A project run's phase-2 plan: the files to re-check, and the facts' digest."""
+        body = self._entry(key)
+        try:
+            return [int(i) for i in body["second"]], str(body["digest"])
+        except (TypeError, KeyError, ValueError):
+            return None
+
+    def put_plan(self, key: str, plan: tuple[list[int], str]) -> None:
+        """Store a project run's phase-2 plan."""
+        self._store(key, {"second": plan[0], "digest": plan[1]})
+
+    def get_facts(self, key: str) -> ProjectFacts | None:
+        """Cached merged project facts, or None."""
+        body = self._entry(key)
+        try:
+            return ProjectFacts.from_json(body) if body is not None else None
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def put_facts(self, key: str, facts: ProjectFacts) -> None:
+        """Store merged project facts."""
+        self._store(key, facts.to_json())
+
+    def put(self, key: str, result: FileResult) -> None:
+        """Store a result; a cache that cannot be written is silently not used."""
+        self._store(key, encode_result(result))
+
+    def _write(self, key: str, text: str) -> None:
+        path = self._path(key)
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(temporary, path)

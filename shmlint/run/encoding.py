@@ -1,0 +1,38 @@
+"""Results as JSON-able data and back (the cache's and phase 1's entries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shmlint.basics.types import Confidence, FileResult, Finding, SourceKind
+
+
+def encode_result(result: FileResult) -> dict[str, Any]:
+    """A result as JSON-able data."""
+    findings = []
+    for finding in result.findings:
+        item: dict[str, Any] = {
+            name: getattr(finding, name) for name in Finding.__dataclass_fields__
+        }
+        item["confidence"] = finding.confidence.value
+        item["source_kind"] = finding.source_kind.value
+        findings.append(item)
+    return {
+        "path": result.path,
+        "parsed": result.parsed,
+        "skipped": result.skipped,
+        "findings": findings,
+    }
+
+
+def decode_result(data: dict[str, Any]) -> FileResult:
+    """The inverse of :func:`encode_result` (raises on foreign data)."""
+    findings = []
+    for item in data["findings"]:
+        item = dict(item)
+        item["confidence"] = Confidence(item["confidence"])
+        item["source_kind"] = SourceKind(item["source_kind"])
+        findings.append(Finding(**item))
+    return FileResult(
+        str(data["path"]), tuple(findings), bool(data["parsed"]), bool(data["skipped"])
+    )

@@ -1,0 +1,127 @@
+"""The project run: phase 1 over every file, the merge, phase 2 only where it can differ.
+
+Phase 1 analyses each file exactly as a per-file run would (its own classes as the only
+project), and on the way records its summary and every question its analysis asked of the
+project facts, with the answers its own facts gave. After the merge, a file is analysed again
+(phase 2) only when the project's facts answer one of its questions differently, or when it
+may call a function that returns a read (a body the per-file gate skipped): every other
+file's phase-1 result is already its project result. A test checks this on the ray tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from shmlint.analysis.engine import (
+    LINES,
+    TOO_DEEP,
+    analyze_with_view,
+    decode_source,
+    error_result,
+    may_contain_read,
+    may_contain_source,
+    own_view,
+    parse_source,
+)
+from shmlint.basics.config import Config
+from shmlint.basics.names import Scope
+from shmlint.basics.types import FileResult
+from shmlint.facts.collect import Recorder, summarize_syntax
+from shmlint.facts.layout import module_name
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.summary import ModuleSummary
+from shmlint.run.encoding import decode_result, encode_result
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FirstPass:
+    """One file after phase 1: its summary (None: undecodable or unparseable), its per-file
+    result, and the questions its analysis asked with the answers its own facts gave."""
+
+    summary: ModuleSummary | None
+    result: FileResult
+    questions: tuple[tuple[str, str], ...] = ()
+    # The module name of a file phase 1 did not parse (no read, no helper: nothing to check
+    # per file); its summary is built only if the project needs it (closure.py).
+    deferred: str = ""
+
+    def needs_second_pass(self, facts: ProjectFacts, data: bytes) -> bool:
+        """True when the project's facts may change this file's findings."""
+        if self.summary is None:
+            return False
+        if facts.defines_readers(self.summary.module):
+            return True
+        if any(facts.answer(question) != answer for question, answer in self.questions):
+            return True
+        return facts.may_call_reader(self.summary.imports, data)
+
+
+def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | None:
+    """The syntactic summary of a deferred module (None: undecodable or unparseable)."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        return None
+    tree = parse_source(text, path)
+    if isinstance(tree, tuple):
+        return None
+    module, is_package = module_name(path, config.root)
+    try:
+        scope = Scope(tree, None, walrus=":=" in text)
+        return summarize_syntax(tree, module, path, is_package, scope)
+    except RecursionError:
+        return None
+
+
+def first_pass(
+    data: bytes, path: str, config: Config, *, prefilter: bool = True, lazy: bool = False
+) -> FirstPass:
+    """Phase 1 for one file (never raises for a bad file, as ``check_bytes``). ``lazy``: a
+    file with nothing to check per file is not parsed (its summary is deferred)."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
+    checked = not prefilter or may_contain_source(text, config.options)
+    skipped = FileResult(path, (), parsed=False, skipped=True)
+    if lazy and not checked:
+        return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
+    tree = parse_source(text, path)
+    if isinstance(tree, tuple):
+        return FirstPass(None, error_result(path, config, *tree) if checked else skipped)
+    recorder = Recorder() if checked and may_contain_read(text, config.options) else None
+    questions: set[str] = set()
+    try:
+        scope = Scope(tree, None, walrus=":=" in text)
+        if not checked:  # eager: the summary only
+            module, is_package = module_name(path, config.root)
+            return FirstPass(summarize_syntax(tree, module, path, is_package, scope), skipped)
+        own, view = own_view(tree, scope, path, config, recorder, questions)
+        findings = analyze_with_view(tree, LINES.split(text), path, config, text, view, scope)
+    except RecursionError:
+        return FirstPass(None, error_result(path, config, 1, 0, TOO_DEEP))
+    summary = own if recorder is None else recorder.fill(own)
+    answers = tuple(sorted((q, view.facts.answer(q)) for q in questions))
+    return FirstPass(summary, FileResult(path, tuple(findings), parsed=True), answers)
+
+
+def encode(item: FirstPass) -> dict[str, Any]:
+    """JSON-able form (the cache's)."""
+    return {
+        "summary": None if item.summary is None else item.summary.to_json(),
+        "result": encode_result(item.result),
+        "questions": [list(q) for q in item.questions],
+        "deferred": item.deferred,
+    }
+
+
+def decode(data: dict[str, Any]) -> FirstPass:
+    """The inverse of :func:`encode`; raises ``KeyError``/``TypeError``/``ValueError``."""
+    summary = data["summary"]
+    return FirstPass(
+        None if summary is None else ModuleSummary.from_json(summary),
+        decode_result(data["result"]),
+        tuple((str(q), str(a)) for q, a in data["questions"]),
+        str(data["deferred"]),
+    )

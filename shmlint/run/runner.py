@@ -1,0 +1,313 @@
+"""Run the engine over many files: cache lookups, then a process pool when it pays.
+
+A project run (:func:`check_project`, docs/project-analysis.md) has two phases: every file's
+phase-1 pass (summary, per-file result, questions), merged into project facts, then the files
+those facts may change checked against them (:func:`check_files`). Both phases use the cache
+and the pool. Results come back in the
+order of the inputs, whatever the number of jobs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from shmlint.analysis.engine import check_bytes, check_path
+from shmlint.basics.config import Config
+from shmlint.basics.types import FileResult
+from shmlint.facts.closure import close, used_names
+from shmlint.facts.merge import merge
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.summary import ModuleSummary
+from shmlint.run.cache import Cache
+from shmlint.run.passes import FirstPass, first_pass, syntax_summary
+
+# Below this many files to analyse, starting worker processes costs more than it saves.
+POOL_THRESHOLD = 48
+_CHUNK = 16
+
+T = TypeVar("T")
+
+# The project facts of a worker process: sent once per worker (initializer), not per chunk.
+_worker_facts: ProjectFacts | None = None
+
+
+def default_jobs() -> int:
+    """The CPU count this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _set_facts(facts: ProjectFacts | None) -> None:
+    global _worker_facts
+    _worker_facts = facts
+
+
+def _check_chunk(
+    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
+) -> list[FileResult]:
+    facts = _worker_facts
+    return [
+        check_bytes(data, display, config, prefilter=prefilter, facts=facts)
+        for display, data in chunk
+    ]
+
+
+def _first_chunk(
+    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, lazy: bool = False
+) -> list[FirstPass]:
+    return [
+        first_pass(data, display, config, prefilter=prefilter, lazy=lazy) for display, data in chunk
+    ]
+
+
+def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
+    contents: list[bytes | None] = []
+    for path, _ in files:
+        try:
+            contents.append(path.read_bytes())
+        except OSError:
+            contents.append(None)
+    return contents
+
+
+def check_project(
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    *,
+    jobs: int,
+    cache: Cache | None,
+    prefilter: bool = True,
+    lazy: bool = True,
+) -> tuple[ProjectFacts, list[FileResult]]:
+    """The project run (shmlint/run/passes.py): phase 1 on every file, the merge, phase 2
+    on the files whose findings the project's facts may change; results in input order.
+    ``lazy``: modules with nothing to check per file are parsed only when the facts need
+    them (closure.py); ``lazy=False`` parses every module (the reference the tests use)."""
+    contents = _read_all(files)
+    firsts: list[FirstPass | None] = [None] * len(files)
+    keys: list[str | None] = [None] * len(files)
+    todo: list[int] = []
+    for index, ((_, display), data) in enumerate(zip(files, contents)):
+        if data is None:
+            continue
+        if cache is not None:
+            keys[index] = key = cache.first_pass_key(display, data) + ("" if lazy else "e")
+            firsts[index] = cache.get_first_pass(key)
+        if firsts[index] is None:
+            todo.append(index)
+    items = [(files[i][1], contents[i] or b"") for i in todo]
+    work = functools.partial(_first_chunk, lazy=lazy)
+    for index, computed in zip(todo, _fan_out(work, items, config, jobs, prefilter, None)):
+        firsts[index] = computed
+        stored = keys[index]
+        if cache is not None and stored is not None:
+            cache.put_first_pass(stored, computed)
+    modules = _Deferred(files, contents, firsts, keys, config, cache)
+    facts = _merged(firsts, keys, config, cache, modules)
+    # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts do):
+    # a warm run reads the decision instead of asking every file again.
+    plan_key = "g" + _run_digest(keys) if cache is not None else None
+    plan = cache.get_plan(plan_key) if cache is not None and plan_key is not None else None
+    if plan is None:
+        for index in modules.callers(facts):
+            item = firsts[index]
+            summary = modules.load_index(index)
+            if item is not None and summary is not None:
+                firsts[index] = dataclasses.replace(item, summary=summary)
+        second = [
+            i
+            for i, (item, data) in enumerate(zip(firsts, contents))
+            if item is not None and data is not None and item.needs_second_pass(facts, data)
+        ]
+        plan = (second, facts.digest())
+        if cache is not None and plan_key is not None:
+            cache.put_plan(plan_key, plan)
+    second, facts_digest = plan
+    phase_two = cache.with_facts(facts_digest) if cache is not None else None
+    rechecked = check_files(
+        [files[i] for i in second],
+        config,
+        jobs=jobs,
+        cache=phase_two,
+        prefilter=prefilter,
+        facts=facts,
+    )
+    results: list[FileResult] = []
+    again = dict(zip(second, rechecked))
+    for index, ((path, display), item) in enumerate(zip(files, firsts)):
+        if index in again:
+            results.append(again[index])
+        elif item is not None:
+            results.append(item.result)
+        else:
+            results.append(check_path(path, display, config, prefilter=prefilter))  # unreadable
+    return facts, results
+
+
+def _run_digest(keys: list[str | None]) -> str:
+    """A digest of every phase-1 key of a run (files, their bytes, the configuration)."""
+    digest = hashlib.sha256(b"run")
+    for key in keys:
+        digest.update((key or "-").encode())
+    return digest.hexdigest()
+
+
+class _Deferred:
+    """The modules phase 1 did not parse, loaded (and cached) on demand."""
+
+    def __init__(
+        self,
+        files: Sequence[tuple[Path, str]],
+        contents: list[bytes | None],
+        firsts: list[FirstPass | None],
+        keys: list[str | None],
+        config: Config,
+        cache: Cache | None,
+    ) -> None:
+        self.files, self.contents, self.keys = files, contents, keys
+        self.config, self.cache = config, cache
+        self.index: dict[str, list[int]] = {}
+        for i, item in enumerate(firsts):
+            if item is not None and item.deferred:
+                self.index.setdefault(item.deferred, []).append(i)
+        self.loaded: dict[int, ModuleSummary | None] = {}
+        self.order: dict[int, int] = {}  # id(summary) → file index: merge in file order
+
+    def load_index(self, index: int) -> ModuleSummary | None:
+        if index in self.loaded:
+            return self.loaded[index]
+        key = self.keys[index]
+        summary: ModuleSummary | None | bool = False
+        if self.cache is not None and key is not None:
+            summary = self.cache.get_syntax_summary("y" + key)
+        if summary is False or isinstance(summary, bool):
+            data = self.contents[index] or b""
+            summary = syntax_summary(data, self.files[index][1], self.config)
+            if self.cache is not None and key is not None:
+                self.cache.put_syntax_summary("y" + key, summary)
+        self.loaded[index] = summary
+        if summary is not None:
+            self.order[id(summary)] = index
+        return summary
+
+    def load_module(self, module: str) -> list[ModuleSummary]:
+        loaded = (self.load_index(index) for index in self.index[module])
+        return [summary for summary in loaded if summary is not None]
+
+    def loaders(self) -> dict[str, Callable[[], list[ModuleSummary]]]:
+        return {module: functools.partial(self.load_module, module) for module in self.index}
+
+    def callers(self, facts: ProjectFacts) -> list[int]:
+        """Deferred files that spell the name of a module-level function returning a read."""
+        words = facts.reader_words()
+        return [
+            index
+            for index in sorted(i for indices in self.index.values() for i in indices)
+            if any(word in (self.contents[index] or b"") for word in words)
+        ]
+
+
+def _merged(
+    firsts: list[FirstPass | None],
+    keys: list[str | None],
+    config: Config,
+    cache: Cache | None,
+    modules: _Deferred,
+) -> ProjectFacts:
+    """Merge the summaries of the analysed modules and of the deferred modules they reach;
+    cached under the digest of every phase-1 key of the run."""
+    facts_key = None
+    if cache is not None:
+        facts_key = "f" + _run_digest(keys)
+        cached = cache.get_facts(facts_key)
+        if cached is not None:
+            return cached
+    analysed = [f.summary for f in firsts if f is not None and f.summary is not None]
+    for index, item in enumerate(firsts):
+        if item is not None and item.summary is not None:
+            modules.order[id(item.summary)] = index
+    names: set[str] = set()
+    for item in firsts:
+        if item is not None and item.summary is not None:
+            names |= used_names(item.summary, (q for q, _ in item.questions))
+    loaders = modules.loaders()
+    reached = close(names, loaders)
+
+    def in_file_order(summaries: list[ModuleSummary]) -> list[ModuleSummary]:
+        unique = {id(s): s for s in summaries}
+        return sorted(unique.values(), key=lambda s: modules.order[id(s)])
+
+    facts = merge(in_file_order([*analysed, *reached]), config.options.array_types)
+    callers = [s for s in map(modules.load_index, modules.callers(facts)) if s is not None]
+    if callers:
+        # Their imports decide whether they call a reader: the facts must resolve them too.
+        more = {target for s in callers for _, target in s.imports}
+        extra = close(more, loaders)
+        everything = in_file_order([*analysed, *reached, *extra, *callers])
+        facts = merge(everything, config.options.array_types)
+    if cache is not None and facts_key is not None:
+        cache.put_facts(facts_key, facts)
+    return facts
+
+
+def check_files(
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    *,
+    jobs: int,
+    cache: Cache | None,
+    prefilter: bool = True,
+    facts: ProjectFacts | None = None,
+) -> list[FileResult]:
+    """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order."""
+    results: list[FileResult | None] = [None] * len(files)
+    todo: list[tuple[int, str, bytes, str | None]] = []  # (index, display, data, cache key)
+    for index, ((path, display), data) in enumerate(zip(files, _read_all(files))):
+        if data is None:
+            results[index] = check_path(path, display, config, prefilter=prefilter)  # SHM001
+            continue
+        key = cache.key(display, data) if cache is not None else None
+        cached = cache.get(key) if (cache is not None and key is not None) else None
+        if cached is not None:
+            results[index] = cached
+        else:
+            todo.append((index, display, data, key))
+    items = [(display, data) for _, display, data, _ in todo]
+    computed = _fan_out(_check_chunk, items, config, jobs, prefilter, facts)
+    for (index, _, _, key), result in zip(todo, computed):
+        results[index] = result
+        if cache is not None and key is not None:
+            cache.put(key, result)
+    return [result for result in results if result is not None]
+
+
+def _fan_out(
+    work: Callable[[list[tuple[str, bytes]], Config, bool], list[T]],
+    items: list[tuple[str, bytes]],
+    config: Config,
+    jobs: int,
+    prefilter: bool,
+    facts: ProjectFacts | None,
+) -> list[T]:
+    if jobs <= 1 or len(items) < POOL_THRESHOLD:
+        _set_facts(facts)
+        try:
+            return work(items, config, prefilter)
+        finally:
+            _set_facts(None)
+    import concurrent.futures  # only when a pool is used: keeps one-file runs quick to start
+
+    chunks = [items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK)]
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs, initializer=_set_facts, initargs=(facts,)
+    ) as pool:
+        futures = [pool.submit(work, chunk, config, prefilter) for chunk in chunks]
+        return [result for future in futures for result in future.result()]
