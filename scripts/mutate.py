@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COPIED = ("shmlint", "tests", "fixtures", "examples", "benchmarks", "docs", "pyproject.toml")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,12 +112,17 @@ MUTANTS = (
 
 
 def _copy(destination: Path) -> None:
-    for name in COPIED:
+    """The project's files as git sees them (tracked, and new files not ignored)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
         source = ROOT / name
-        if source.is_dir():
-            ignore = shutil.ignore_patterns("__pycache__", ".shmlint_cache")
-            shutil.copytree(source, destination / name, ignore=ignore)
-        else:
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination / name)
 
 
@@ -131,8 +135,9 @@ def _apply(mutant: Mutant, tree: Path) -> None:
     path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
 
 
-def _run(mutant: Mutant) -> tuple[bool, float, str]:
-    """(killed, seconds, the first failing test)."""
+def _run(mutant: Mutant) -> tuple[str, float, str]:
+    """(verdict, seconds, the first failing test): killed, survived, or error (the suite
+    could not run: a collection error is the harness's fault, not a kill)."""
     with tempfile.TemporaryDirectory(prefix=f"shmlint-mutant-{mutant.name}-") as directory:
         tree = Path(directory)
         _copy(tree)
@@ -149,11 +154,15 @@ def _run(mutant: Mutant) -> tuple[bool, float, str]:
             check=False,
         )
         seconds = time.monotonic() - started
-    failed = [line for line in completed.stdout.splitlines() if line.startswith("FAILED")]
-    first = failed[0].removeprefix("FAILED ").split(" - ")[0] if failed else ""
-    if completed.returncode not in (0, 1):
-        first = first or f"pytest exit {completed.returncode}"
-    return completed.returncode != 0, seconds, first
+    lines = completed.stdout.splitlines()
+    failed = [line for line in lines if line.startswith("FAILED ")]
+    errors = [line for line in lines if line.startswith("ERROR ")]
+    if completed.returncode == 0:
+        return "**SURVIVED**", seconds, ""
+    if completed.returncode == 1 and failed and not errors:
+        return "killed", seconds, failed[0].removeprefix("FAILED ").split(" - ")[0]
+    detail = (errors or failed or [f"pytest exit {completed.returncode}"])[0]
+    return "error", seconds, detail
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,15 +183,16 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as directory:
             shutil.copytree(ROOT / "shmlint", Path(directory) / "shmlint")
             _apply(mutant, Path(directory))
-    print(f"| mutant | what | killed | seconds | first failing test |\n|{'---|' * 5}")
-    survivors = 0
+    print(f"| mutant | what | verdict | seconds | first failing test |\n|{'---|' * 5}")
+    verdicts = []
     for mutant in chosen:
-        killed, seconds, first = _run(mutant)
-        survivors += not killed
-        verdict = "yes" if killed else "**SURVIVED**"
+        verdict, seconds, first = _run(mutant)
+        verdicts.append(verdict)
         print(f"| {mutant.name} | {mutant.what} | {verdict} | {seconds:.0f} | {first} |")
         sys.stdout.flush()
-    return 1 if survivors else 0
+    if "error" in verdicts:
+        return 2
+    return 0 if all(v == "killed" for v in verdicts) else 1
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from shmlint.basics.names import Scope
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, FileResult, Finding, SourceKind
 from shmlint.facts.collect import Recorder, summarize_syntax
+from shmlint.facts.evidence import TypeTables
 from shmlint.facts.layout import module_name
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
@@ -166,7 +167,7 @@ def own_view(
     (the per-file run; phase 1 also records flows and questions through it)."""
     module, is_package = module_name(path, config.root)
     summary = summarize_syntax(tree, module, path, is_package, scope)
-    facts = merge([summary], config.options.array_types)
+    facts = merge([summary], TypeTables.for_options(config.options))
     return summary, ProjectView(facts, module, is_package, recorder, questions)
 
 
@@ -240,7 +241,8 @@ def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) ->
     fixable = raw.label.kind is not SourceKind.NONE and not raw.label.via
     fixable = fixable and (helper_style == "wrap" or placement != "none")
     unsafe = helper_style == "in-place" and placement == "conditional"
-    message = raw.message or RULES[raw.code].message(raw.label.kind, source.line, raw.label.via)
+    rule = RULES[raw.code]
+    message = raw.message or rule.message(raw.label.kind, source.line, raw.label.via, raw.why)
     return Finding(
         path=path,
         line=site.line,
@@ -257,6 +259,7 @@ def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) ->
         source_end_col=_char_col(lines, source.end_line, source.end_col),
         fixable=fixable,
         unsafe_fix=fixable and unsafe,
+        evidence=raw.why,
     )
 
 

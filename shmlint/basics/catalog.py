@@ -25,26 +25,43 @@ PLAIN_REF_TYPES = frozenset({"ObjectRef", "ObjectRefGenerator", "DynamicObjectRe
 
 # --- payload evidence (annotations) --------------------------------------------------------------
 
-# Types whose values hold array memory Ray deserialises zero-copy (last component of the name).
-ARRAY_TYPES = frozenset(
+# Types whose values hold array memory Ray deserialises zero-copy, by qualified name as the
+# module's imports resolve them (`np.ndarray` after `import numpy as np` is `numpy.ndarray`):
+# so `jax.Array` or a project's own `Table` class is not taken for pyarrow's.
+ZERO_COPY_ARRAY_TYPES = frozenset(
     {
-        "ndarray",
-        "NDArray",
-        "ArrayLike",  # numpy
-        "Tensor",  # torch (zero-copy with RAY_ENABLE_ZERO_COPY_TORCH_TENSORS)
-        "DataFrame",
-        "Series",  # pandas
-        "Array",
-        "ChunkedArray",
-        "Table",
-        "RecordBatch",  # pyarrow
+        "numpy.ndarray",
+        "numpy.matrix",
+        "numpy.recarray",
+        "numpy.ma.MaskedArray",
+        "numpy.typing.NDArray",
+        "numpy.typing.ArrayLike",
+        "pandas.DataFrame",
+        "pandas.Series",
+        "pandas.Index",
+        "pandas.core.frame.DataFrame",
+        "pandas.core.series.Series",
+        "pyarrow.Array",
+        "pyarrow.ChunkedArray",
+        "pyarrow.Table",
+        "pyarrow.RecordBatch",
+        "pyarrow.lib.Array",
+        "pyarrow.lib.ChunkedArray",
+        "pyarrow.lib.Table",
+        "pyarrow.lib.RecordBatch",
     }
 )
-# Array types Ray copies on the way unless configured otherwise (torch, without
-# RAY_ENABLE_ZERO_COPY_TORCH_TENSORS): array evidence for confidence, but nothing a detach
-# helper must copy (SHM301).
-COPIED_BY_DEFAULT = frozenset({"Tensor"})
-ZERO_COPY_TYPES = ARRAY_TYPES - COPIED_BY_DEFAULT
+# The same types by their last component: used only for a name that does not resolve through
+# an import (a string annotation naming a type the module never imports, a star import).
+ZERO_COPY_ARRAY_NAMES = frozenset(
+    {"ndarray", "NDArray", "ArrayLike", "DataFrame", "Series", "Array", "ChunkedArray", "Table"}
+    | {"RecordBatch"}
+)
+# torch tensors: Ray 2.60 copies them (pickles CPU tensors; compiled-graph channels rebuild them
+# with `torch.tensor(array)`) unless RAY_ENABLE_ZERO_COPY_TORCH_TENSORS is set, which the
+# `zero-copy-torch` option mirrors. Array-free by default, array evidence with the option.
+TORCH_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+TORCH_NAMES = frozenset({"Tensor"})
 # Types that never hold arrays: a read annotated only with these is not reported.
 ARRAY_FREE_TYPES = frozenset(
     {

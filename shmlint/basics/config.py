@@ -154,6 +154,7 @@ _KEYS = frozenset(
         "extend-sources",
         "extend-sanitizers",
         "array-types",
+        "zero-copy-torch",
         "ref-name-pattern",
         "helper",
         "helper-style",
@@ -222,7 +223,11 @@ def _options(table: Mapping[str, Any], where: str) -> Options:
             re.compile(pattern)
         except re.error as error:
             raise ConfigError(f"{where}: tool.shmlint.ref-name-pattern: {error}") from None
+    zero_copy_torch = table.get("zero-copy-torch", False)
+    if not isinstance(zero_copy_torch, bool):
+        raise ConfigError(f"{where}: tool.shmlint.zero-copy-torch must be true or false")
     return Options(
+        zero_copy_torch=zero_copy_torch,
         extend_sources=frozenset(_strings(table, "extend-sources", where) or ()),
         extend_sanitizers=frozenset(_strings(table, "extend-sanitizers", where) or ()),
         array_types=frozenset(_strings(table, "array-types", where) or ()),

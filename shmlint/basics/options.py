@@ -17,6 +17,8 @@ class Options:
     array_types: frozenset[str] = frozenset()  # extra type names that hold arrays
     ref_name_pattern: str = ""  # names (variables, attributes) that hold compiled-graph refs
     min_confidence: Confidence = Confidence.HIGH
+    # Ray copies torch tensors unless RAY_ENABLE_ZERO_COPY_TORCH_TENSORS is set; this mirrors it.
+    zero_copy_torch: bool = False
 
     def ref_name_regex(self) -> re.Pattern[str] | None:
         """The compiled ``ref-name-pattern`` (None when unset)."""

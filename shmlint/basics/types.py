@@ -55,6 +55,7 @@ class Finding:
     fixable: bool = False  # a fix exists (applied by --fix when safe, --unsafe-fixes otherwise)
     fingerprint: str = ""  # stable across unrelated edits (see shmlint.analysis.fingerprint)
     unsafe_fix: bool = False  # the fix may change behaviour (see the rule's "Fix safety")
+    evidence: str = ""  # the payload evidence that set the confidence ("" : none decided)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         """Stable report order: path, position, code."""

@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="lowest confidence to report (default: high)",
     )
     check.add_argument(
+        "--zero-copy-torch",
+        action="store_true",
+        default=None,
+        help="torch tensors come back zero-copy (RAY_ENABLE_ZERO_COPY_TORCH_TENSORS is set)",
+    )
+    check.add_argument(
         "--output-format", choices=["text", "json", "sarif", "github"], default="text"
     )
     check.add_argument("--output-file", type=Path, help="write the report to this file")
@@ -102,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--select",
         "--ignore",
         "--min-confidence",
+        "--zero-copy-torch",
         "--isolated",
         "--no-cache",
         "--cache-dir",
@@ -136,10 +143,12 @@ def _load(args: argparse.Namespace) -> Config:
         changes["select"] = args.select
     if args.ignore is not None:
         changes["ignore"] = args.ignore
+    options = config.options
     if args.min_confidence is not None:
-        options = dataclasses.replace(
-            config.options, min_confidence=Confidence(args.min_confidence)
-        )
+        options = dataclasses.replace(options, min_confidence=Confidence(args.min_confidence))
+    if args.zero_copy_torch:
+        options = dataclasses.replace(options, zero_copy_torch=True)
+    if options is not config.options:
         changes["options"] = options
     return dataclasses.replace(config, **changes) if changes else config
 

@@ -31,6 +31,7 @@ def finding_dict(finding: Finding) -> dict[str, object]:
         "name": RULES[finding.code].name,
         "message": finding.message,
         "confidence": finding.confidence.value,
+        "evidence": finding.evidence,
         "source": {
             "kind": finding.source_kind.value,
             "line": finding.source_line,

@@ -104,6 +104,7 @@ def _result(
         "locations": [location],
         "properties": {
             "confidence": finding.confidence.value,
+            "evidence": finding.evidence,
             "sourceKind": finding.source_kind.value,
         },
     }

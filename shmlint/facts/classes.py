@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from shmlint.basics import catalog
 from shmlint.basics.names import dotted_name
-from shmlint.facts.evidence import Evidence, evidence
+from shmlint.facts.evidence import Evidence, TypeTables, evidence
 from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 
@@ -21,10 +20,10 @@ class ClassResolver:
     """Resolves every class's field evidence, transitively and cycle-safe."""
 
     def __init__(
-        self, summaries: list[ModuleSummary], facts: ProjectFacts, array_types: frozenset[str]
+        self, summaries: list[ModuleSummary], facts: ProjectFacts, tables: TypeTables
     ) -> None:
         self.facts = facts
-        self.array_types = array_types
+        self.tables = tables
         self.infos = {c.name: (s, c) for s in summaries for c in s.classes}
         self.locals = {
             s.module: {c.name.rpartition(".")[2] for c in s.classes}
@@ -38,13 +37,19 @@ class ClassResolver:
             self.resolve(name)
 
     def qualify(self, summary: ModuleSummary, dotted: str) -> str:
+        """``dotted`` as the module's imports and definitions resolve it (else as spelled)."""
+        return self.resolved_name(summary, dotted) or dotted
+
+    def resolved_name(self, summary: ModuleSummary, dotted: str) -> str | None:
+        """The qualified name of ``dotted`` in ``summary``'s module, None when it is neither
+        imported nor defined there."""
         head, _, rest = dotted.partition(".")
         target = dict(summary.imports).get(head)
         if target is not None:
             return self.facts.canonical(f"{target}.{rest}" if rest else target)
         if head in self.locals.get(summary.module, ()):
             return f"{summary.module}.{dotted}"
-        return dotted
+        return None
 
     def resolve(self, name: str) -> Evidence:
         """The evidence of class ``name`` (UNKNOWN while it is being resolved: a cycle)."""
@@ -109,8 +114,12 @@ class ClassResolver:
             fact = self.facts.classes.get(name)
             return Evidence.ARRAYS if fact is not None and fact.array_fields() else Evidence.UNKNOWN
 
-        found = evidence(node, self.array_types, leaf)
+        def qualify(expr: ast.expr) -> str | None:
+            dotted = dotted_name(expr)
+            return None if dotted is None else self.resolved_name(summary, dotted)
+
+        found = evidence(node, self.tables, leaf, qualify)
         if found is not Evidence.ARRAYS:
             return found, False
-        zero_copy = evidence(node, self.array_types, zero_copy_leaf, catalog.ZERO_COPY_TYPES)
+        zero_copy = evidence(node, self.tables, zero_copy_leaf, qualify)
         return found, zero_copy is Evidence.ARRAYS

@@ -2,15 +2,21 @@
 
 ``x: np.ndarray = ray.get(ref)`` is array-bearing (reported with high confidence);
 ``n: int = ray.get(ref)`` is array-free (never reported); anything else is unknown.
+
+Type names are matched by qualified name where the module's imports resolve them
+(``numpy.ndarray``, ``torch.Tensor``), by their last component only where they do not.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
+import functools
 from collections.abc import Callable, Iterable
 
 from shmlint.basics import catalog
+from shmlint.basics.options import Options
 
 
 class Evidence(enum.Enum):
@@ -19,6 +25,52 @@ class Evidence(enum.Enum):
     UNKNOWN = 0
     ARRAYS = 1
     ARRAY_FREE = 2
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Payload:
+    """Evidence about what a value holds, and why (for the finding's message)."""
+
+    evidence: Evidence = Evidence.UNKNOWN
+    why: str = ""
+
+    @property
+    def known(self) -> bool:
+        """True when the evidence decides (arrays, or certainly none)."""
+        return self.evidence is not Evidence.UNKNOWN
+
+
+UNKNOWN_PAYLOAD = Payload()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TypeTables:
+    """Which type names hold zero-copy arrays and which never do, for one configuration."""
+
+    arrays: frozenset[str]  # qualified names
+    array_names: frozenset[str]  # last components, for names that do not resolve
+    free: frozenset[str]  # qualified names known array-free
+    free_names: frozenset[str]  # last components known array-free
+    configured: frozenset[str]  # `array-types`: qualified names or last components
+
+    @staticmethod
+    def for_options(options: Options) -> TypeTables:
+        """The tables of a configuration (``array-types``, ``zero-copy-torch``)."""
+        return _tables(options.array_types, options.zero_copy_torch)
+
+
+@functools.cache
+def _tables(array_types: frozenset[str], zero_copy_torch: bool) -> TypeTables:
+    arrays, names = catalog.ZERO_COPY_ARRAY_TYPES, catalog.ZERO_COPY_ARRAY_NAMES
+    free, free_names = frozenset[str](), catalog.ARRAY_FREE_TYPES
+    if zero_copy_torch:
+        arrays, names = arrays | catalog.TORCH_TYPES, names | catalog.TORCH_NAMES
+    else:
+        free, free_names = catalog.TORCH_TYPES, free_names | catalog.TORCH_NAMES
+    return TypeTables(arrays, names, free, free_names, array_types)
+
+
+DEFAULT_TABLES = TypeTables.for_options(Options())
 
 
 def _parse_string(text: str) -> ast.expr | None:
@@ -80,28 +132,61 @@ def _name_of(node: ast.expr | None) -> str | None:
 
 def evidence(
     annotation: ast.expr | None,
-    array_types: frozenset[str],
+    tables: TypeTables,
     resolve: Callable[[ast.expr], Evidence] | None = None,
-    array_names: frozenset[str] = catalog.ARRAY_TYPES,
+    qualify: Callable[[ast.expr], str | None] | None = None,
 ) -> Evidence:
-    """Evidence from one annotation; ``array_types`` are the configured extra array types;
-    ``resolve`` rates the other type names (project classes, by their fields);
-    ``array_names``: the built-in array type names that count."""
+    """Evidence from one annotation. ``resolve`` rates the type names the tables do not know
+    (project classes, by their fields); ``qualify`` gives a type name's qualified name where
+    the module's imports (or its own definitions) resolve it, else None."""
     if annotation is None:
         return Evidence.UNKNOWN
     free = True
     for leaf in _leaves(annotation):
-        name = _name_of(leaf)
-        if name in array_names or name in array_types:
-            return Evidence.ARRAYS
-        if name in catalog.ARRAY_FREE_TYPES or name in catalog.ARRAY_TYPES:
-            continue
-        found = resolve(leaf) if resolve is not None and leaf is not None else Evidence.UNKNOWN
+        found = _rate(leaf, tables, resolve, qualify)
         if found is Evidence.ARRAYS:
             return Evidence.ARRAYS
         if found is not Evidence.ARRAY_FREE:
             free = False
     return Evidence.ARRAY_FREE if free else Evidence.UNKNOWN
+
+
+def _rate(
+    leaf: ast.expr | None,
+    tables: TypeTables,
+    resolve: Callable[[ast.expr], Evidence] | None,
+    qualify: Callable[[ast.expr], str | None] | None,
+) -> Evidence:
+    name = _name_of(leaf)
+    if leaf is None or name is None:
+        return Evidence.UNKNOWN
+    if name in tables.configured:
+        return Evidence.ARRAYS
+    qualified = qualify(leaf) if qualify is not None else None
+    if qualified is not None and "." in qualified:
+        if qualified in tables.arrays or qualified in tables.configured:
+            return Evidence.ARRAYS
+        if qualified in tables.free or name in tables.free_names:
+            return Evidence.ARRAY_FREE
+    elif name in tables.array_names:
+        return Evidence.ARRAYS
+    elif name in tables.free_names:
+        return Evidence.ARRAY_FREE
+    return resolve(leaf) if resolve is not None else Evidence.UNKNOWN
+
+
+def describe(what: str, annotation: ast.expr, found: Evidence, fields: Iterable[str] = ()) -> str:
+    """The reason a message gives: "<what> `T` holds arrays (`a`, `b`)" / "holds no arrays"."""
+    text = _short(ast.unparse(annotation))
+    if found is Evidence.ARRAY_FREE:
+        return f"{what} `{text}` holds no arrays"
+    named = ", ".join(f"`{name}`" for name in list(dict.fromkeys(fields))[:3])
+    return f"{what} `{text}` holds arrays" + (f" ({named})" if named else "")
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = text.strip("'\"") if text[:1] in "'\"" else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def leaves(annotation: ast.expr) -> list[ast.expr]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shmlint.facts.classes import ClassResolver
+from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 
 
-def merge(summaries: Iterable[ModuleSummary], array_types: frozenset[str]) -> ProjectFacts:
+def merge(summaries: Iterable[ModuleSummary], tables: TypeTables) -> ProjectFacts:
     """Merge module summaries into project facts (phase 1's last step)."""
     summaries = list(summaries)
     facts = ProjectFacts()
@@ -21,7 +22,7 @@ def merge(summaries: Iterable[ModuleSummary], array_types: frozenset[str]) -> Pr
         facts.functions.update(f.name for f in summary.functions)
         for c in summary.classes:
             facts.functions.discard(c.name)
-    ClassResolver(summaries, facts, array_types).resolve_all()
+    ClassResolver(summaries, facts, tables).resolve_all()
     facts._canonical.clear()  # names looked up while classes were still being added
     propagate_kinds(summaries, facts)
     propagate_reads(summaries, facts)

@@ -21,6 +21,7 @@ from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.facts.closure import close, used_names
+from shmlint.facts.evidence import TypeTables
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
@@ -245,14 +246,14 @@ def _merged(
         unique = {id(s): s for s in summaries}
         return sorted(unique.values(), key=lambda s: modules.order[id(s)])
 
-    facts = merge(in_file_order([*analysed, *reached]), config.options.array_types)
+    facts = merge(in_file_order([*analysed, *reached]), TypeTables.for_options(config.options))
     callers = [s for s in map(modules.load_index, modules.callers(facts)) if s is not None]
     if callers:
         # Their imports decide whether they call a reader: the facts must resolve them too.
         more = {target for s in callers for _, target in s.imports}
         extra = close(more, loaders)
         everything = in_file_order([*analysed, *reached, *extra, *callers])
-        facts = merge(everything, config.options.array_types)
+        facts = merge(everything, TypeTables.for_options(config.options))
     if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
     return facts

@@ -93,7 +93,8 @@ def test_github_annotations(repo: Path, capsys: pytest.CaptureFixture[str]) -> N
     (line,) = capsys.readouterr().out.splitlines()
     assert line.startswith(
         "::error file=one.py,line=6,col=5,endLine=6,endColumn=24,title=SHM101 returned-undetached::"
-        "SHM101 value read from the object store at line 6 is returned undetached"
+        "SHM101 value read from the object store at line 6 (the declared return type "
+        "`np.ndarray` holds arrays) is returned undetached"
     )
 
 
@@ -111,12 +112,14 @@ def test_json_fields(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "name",
         "message",
         "confidence",
+        "evidence",
         "source",
         "fixable",
         "unsafe_fix",
         "fingerprint",
     }
     assert set(finding["source"]) == {"kind", "line", "column"}
+    assert finding["evidence"] == "the declared return type `np.ndarray` holds arrays"
 
 
 def test_output_file(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

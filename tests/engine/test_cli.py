@@ -47,8 +47,8 @@ def test_text_format_and_exit_code(project: Path, capsys: pytest.CaptureFixture[
     assert code == 1
     lines = out.splitlines()
     assert re.fullmatch(
-        r"pkg/bad\.py:6:5: SHM101 value read from the object store at line 6 is returned "
-        r"undetached: .*",
+        r"pkg/bad\.py:6:5: SHM101 value read from the object store at line 6 \(the declared "
+        r"return type `np\.ndarray` holds arrays\) is returned undetached: .*",
         lines[0],
     )
     assert lines[-1] == "Found 1 finding."

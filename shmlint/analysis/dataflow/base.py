@@ -12,7 +12,7 @@ from shmlint.analysis.dataflow.context import ModuleContext
 from shmlint.analysis.dataflow.frames import LoopFrame
 from shmlint.analysis.dataflow.values import State, Value
 from shmlint.basics.names import Scope
-from shmlint.facts.evidence import Evidence
+from shmlint.facts.evidence import Evidence, Payload
 
 BodyNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 FunctionNode = ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
@@ -57,6 +57,9 @@ class AnalysisBase:
         raise NotImplementedError
 
     def is_sanitizer(self, qname: str | None, func: ast.expr) -> bool:
+        raise NotImplementedError
+
+    def annotation_payload(self, annotation: ast.expr | None, what: str) -> Payload:
         raise NotImplementedError
 
     def annotation_evidence(self, annotation: ast.expr | None) -> Evidence:

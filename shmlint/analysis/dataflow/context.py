@@ -11,7 +11,7 @@ from shmlint.analysis.dataflow.gate import Gate
 from shmlint.analysis.dataflow.values import Label, Site, State, Value
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, SourceKind
-from shmlint.facts.evidence import Evidence
+from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload, TypeTables
 
 if TYPE_CHECKING:  # the project package imports the dataflow's values: no import cycle
     from shmlint.facts.view import ProjectView
@@ -26,6 +26,7 @@ class RawFinding:
     label: Label
     confidence: Confidence
     message: str = ""  # set by rules whose message is not about a read (SHM301)
+    why: str = ""  # the payload evidence that set the confidence (empty: none decided)
 
 
 @dataclasses.dataclass(slots=True)
@@ -63,11 +64,23 @@ def confidence_for(kind: SourceKind, evidence: Evidence) -> Confidence | None:
     return Confidence.HIGH
 
 
+def rate(label: Label, value: Value, sink: Payload) -> Payload:
+    """DESIGN §3's order, the first that decides: the value's own annotation, the payload of
+    the read (the declared return type of what produced its ref), the sink's declared type.
+    (A value annotated array-free holds no labels: it never gets here.)"""
+    if value.evidence is Evidence.ARRAYS:
+        return Payload(Evidence.ARRAYS, value.why or "the value is annotated as holding arrays")
+    if label.payload.known:
+        return label.payload
+    return sink
+
+
 class ModuleContext:
     """Per-module analysis state shared by every function analysis."""
 
     def __init__(self, options: Options, project: ProjectView | None = None) -> None:
         self.options = options
+        self.tables = TypeTables.for_options(options)
         self.project = project
         self.ref_regex: re.Pattern[str] | None = options.ref_name_regex()
         self.facts = Facts()
@@ -120,9 +133,10 @@ class ModuleContext:
         value: Value,
         code: str,
         site: Site,
-        sink_evidence: Evidence = Evidence.UNKNOWN,
+        sink: Payload = UNKNOWN_PAYLOAD,
     ) -> None:
-        """``value`` reaches a sink of ``code`` at ``site`` on the path ``state``.
+        """``value`` reaches a sink of ``code`` at ``site`` on the path ``state``; ``sink``:
+        what the sink's declared type says (the last evidence consulted, see :func:`rate`).
 
         Each label is reported at the first sink it reaches on a path; where it entered a local
         container that now escapes, it is reported at that entry (SHM103); a closure that
@@ -136,8 +150,8 @@ class ModuleContext:
                 # A read returned from a call of a project function is followed into the
                 # caller of this function (reported where it is finally kept), not here.
                 continue
-            evidence = sink_evidence if sink_evidence is not Evidence.UNKNOWN else value.evidence
-            confidence = confidence_for(label.kind, evidence)
+            payload = rate(label, value, sink)
+            confidence = confidence_for(label.kind, payload.evidence)
             if confidence is None:
                 continue
             final_code, final_site = code, site
@@ -150,4 +164,5 @@ class ModuleContext:
             if value.closure:
                 final_code = "SHM107"
             key = (final_code, final_site, label.key)
-            self.findings.setdefault(key, RawFinding(final_code, final_site, label, confidence))
+            found = RawFinding(final_code, final_site, label, confidence, why=payload.why)
+            self.findings.setdefault(key, found)

@@ -14,7 +14,14 @@ from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.basics import catalog
 from shmlint.basics.names import last_name, qualified_name
 from shmlint.basics.types import SourceKind
-from shmlint.facts.evidence import Evidence, evidence
+from shmlint.facts.evidence import (
+    UNKNOWN_PAYLOAD,
+    Evidence,
+    Payload,
+    describe,
+    evidence,
+    leaves,
+)
 from shmlint.facts.kinds import CORO, DAG, FUTURE, REF
 from shmlint.facts.summary import CallFlow
 
@@ -355,14 +362,37 @@ class ExpressionMixin(AnalysisBase):
             return returns.get(f"{self.class_name}.{func.attr}", frozenset())
         return frozenset()
 
-    def annotation_evidence(self, annotation: ast.expr | None) -> Evidence:
-        """Payload evidence from an annotation, with the configured array types."""
+    def annotation_payload(self, annotation: ast.expr | None, what: str) -> Payload:
+        """What an annotation says, with the reason a message can show (``what`` names the
+        annotation: "the function's declared return type")."""
+        found = self.annotation_evidence(annotation)
+        if annotation is None or found is Evidence.UNKNOWN:
+            return UNKNOWN_PAYLOAD
+        return Payload(found, describe(what, annotation, found, self.array_fields(annotation)))
+
+    def array_fields(self, annotation: ast.expr) -> list[str]:
+        """The array-bearing fields of the project classes an annotation names."""
         project = self.ctx.project
         if project is None:
-            return evidence(annotation, self.ctx.options.array_types)
+            return []
+        names: list[str] = []
+        for leaf in leaves(annotation):
+            fact = project.class_fact(leaf, self.scope)
+            if fact is not None:
+                names += [f.name for f in fact.fields if f.evidence is Evidence.ARRAYS]
+        return names
+
+    def annotation_evidence(self, annotation: ast.expr | None) -> Evidence:
+        """Payload evidence from an annotation: type names by qualified name, project classes
+        by their fields."""
+        project = self.ctx.project
         scope = self.scope
+        tables = self.ctx.tables
+        if project is None:
+            return evidence(annotation, tables, None, lambda leaf: qualified_name(leaf, scope))
         return evidence(
             annotation,
-            self.ctx.options.array_types,
+            tables,
             lambda leaf: project.class_evidence(leaf, scope),
+            lambda leaf: project.absolute_name(leaf, scope),
         )

@@ -14,7 +14,7 @@ from shmlint.analysis.dataflow.statements import StatementMixin
 from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope
-from shmlint.facts.evidence import Evidence
+from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence
 from shmlint.facts.summary import Flow, ReadInfo
 
 
@@ -160,14 +160,19 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 declared = facts.attr_annotations.get(f"{self.class_name}.{name}")
             else:
                 declared = facts.module_annotations.get(name)
-            evidence = self.annotation_evidence(declared)
-            self.ctx.report(state, value, "SHM106", Site.of(target), evidence)
+            sink = self.annotation_payload(declared, "the variable's declared type")
+            self.ctx.report(state, value, "SHM106", Site.of(target), sink)
             return
         annotation = self.annotations.get(name)
         if annotation is not None:
             evidence = self.annotation_evidence(annotation)
+            if evidence is Evidence.ARRAY_FREE:
+                # Declared to hold no arrays: nothing of a read's buffer can be in it (the
+                # value's own annotation decides first, DESIGN §3).
+                value = value.without(value.labels)
             if evidence is not Evidence.UNKNOWN:
-                value = dataclasses.replace(value, evidence=evidence)
+                why = self.annotation_payload(annotation, "the value's annotation").why
+                value = dataclasses.replace(value, evidence=evidence, why=why)
             value = dataclasses.replace(value, kinds=value.kinds | handle_kinds(annotation))
         state.vars[name] = value
         state.bound_at[name] = Site.of(target)
@@ -179,17 +184,17 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
     def store_attribute(self, target: ast.Attribute, value: Value, state: State) -> None:
         """``obj.attr = value``: the value outlives the iteration on the object (SHM102)."""
         self.value(target.value, state)
-        evidence = Evidence.UNKNOWN
+        sink = UNKNOWN_PAYLOAD
         if self.is_self(target.value) and self.class_name is not None:
             key = f"{self.class_name}.{target.attr}"
             annotation = self.ctx.facts.attr_annotations.get(key)
-            evidence = self.annotation_evidence(annotation)
+            sink = self.annotation_payload(annotation, "the attribute's declared type")
             if value.kinds:
                 self.ctx.changed |= self.ctx.facts.merge_kinds(
                     self.ctx.facts.attr_kinds, key, value.kinds
                 )
             self.record_flow("attr", key, value)
-        self.ctx.report(state, value, "SHM102", Site.of(target), evidence)
+        self.ctx.report(state, value, "SHM102", Site.of(target), sink)
 
     def record_flow(self, kind: str, key: str, value: Value) -> None:
         """Phase 1: handle kinds / slots flow into this module's slot ``kind:key``."""
@@ -224,8 +229,10 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 across = stored.labels & loop.reads
                 if across:
                     self.ctx.report(state, stored.without(stored.labels - across), "SHM103", site)
-        fresh = stored.labels - state.reported
         old = state.vars.get(name, EMPTY)
+        fresh = stored.labels - state.reported
+        if old.evidence is Evidence.ARRAY_FREE:
+            fresh = frozenset()  # a container declared to hold no arrays (`answers: list[str]`)
         state.vars[name] = Value(
             old.labels | fresh,
             old.kinds | stored.kinds,
@@ -308,11 +315,11 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             self.ctx.changed |= self.ctx.facts.merge_kinds(
                 self.ctx.facts.return_kinds, self.key, value.kinds
             )
-        evidence = self.annotation_evidence(self.return_annotation)
+        sink = self.annotation_payload(self.return_annotation, "the declared return type")
         if self.project_key is not None and self.ctx.recording:
             self.record_flow("ret", self.project_key, value)
             self.record_reads(value, state)
-        self.ctx.report(state, value, "SHM101", Site.of(node), evidence)
+        self.ctx.report(state, value, "SHM101", Site.of(node), sink)
 
     def record_reads(self, value: Value, state: State) -> None:
         """Phase 1: the reads this function returns undetached (callers become sources)."""

@@ -91,14 +91,14 @@ class StatementMixin(AnalysisBase):
         result = self.value(node.value, state)
         if isinstance(node.target, ast.Attribute):
             self.value(node.target.value, state)
-            evidence = self.annotation_evidence(node.annotation)
+            sink = self.annotation_payload(node.annotation, "the attribute's declared type")
             if self.is_self(node.target.value) and self.class_name is not None and result.kinds:
                 key = f"{self.class_name}.{node.target.attr}"
                 facts = self.ctx.facts
                 self.ctx.changed |= facts.merge_kinds(facts.attr_kinds, key, result.kinds)
             if self.is_self(node.target.value) and self.class_name is not None:
                 self.record_flow("attr", f"{self.class_name}.{node.target.attr}", result)
-            self.ctx.report(state, result, "SHM102", Site.of(node.target), evidence)
+            self.ctx.report(state, result, "SHM102", Site.of(node.target), sink)
         else:
             self.bind(node.target, result, state)
 

@@ -6,7 +6,7 @@ import ast
 import dataclasses
 
 from shmlint.basics.types import SourceKind
-from shmlint.facts.evidence import Evidence
+from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,6 +46,9 @@ class Label:
     # Phase 2: the value comes from calling a project function that returns a read (the chain,
     # outermost function first, then the read's location).
     via: str = ""
+    # What the read returns, from the declared return type of what produced its ref (a remote
+    # function, an actor method, the methods bound at a compiled graph's outputs).
+    payload: Payload = UNKNOWN_PAYLOAD
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -56,11 +59,12 @@ class Value:
     kinds: frozenset[str] = frozenset()
     direct: bool = False  # exactly the payload of the read (not derived from it)
     closure: bool = False  # a function object capturing tainted values
-    evidence: Evidence = Evidence.UNKNOWN
+    evidence: Evidence = Evidence.UNKNOWN  # from the value's own annotation (ARRAYS kept)
     # Where a label entered this (local) container: a later escape is reported there (SHM103).
     entries: frozenset[tuple[Label, Site]] = frozenset()
     # Project slots (see shmlint.facts.summary) the value may come from, for phase 1.
     origins: frozenset[str] = frozenset()
+    why: str = ""  # the annotation behind ``evidence`` (for the message)
 
     @property
     def tainted(self) -> bool:
@@ -73,11 +77,17 @@ class Value:
         ``view``: an element, slice or view of an array-bearing value bears arrays too; an
         attribute of it says nothing (array evidence is kept only for views).
         """
-        evidence = (
-            Evidence.ARRAYS if view and self.evidence is Evidence.ARRAYS else Evidence.UNKNOWN
-        )
+        kept = view and self.evidence is Evidence.ARRAYS
+        evidence = Evidence.ARRAYS if kept else Evidence.UNKNOWN
         return Value(
-            self.labels, self.kinds, False, self.closure, evidence, self.entries, self.origins
+            self.labels,
+            self.kinds,
+            False,
+            self.closure,
+            evidence,
+            self.entries,
+            self.origins,
+            self.why if kept else "",
         )
 
     def join(self, other: Value) -> Value:
@@ -90,6 +100,9 @@ class Value:
             evidence = Evidence.ARRAYS
         else:
             evidence = Evidence.UNKNOWN
+        why = ""
+        if evidence is not Evidence.UNKNOWN:
+            why = self.why if self.evidence is evidence and self.why else other.why
         return Value(
             self.labels | other.labels,
             self.kinds | other.kinds,
@@ -98,6 +111,7 @@ class Value:
             evidence,
             self.entries | other.entries,
             self.origins | other.origins,
+            why,
         )
 
     def without(self, labels: frozenset[Label]) -> Value:

@@ -19,12 +19,17 @@ class Rule:
     fix_safety: ClassVar[str] = "safe"  # "safe", "unsafe" or "none"
 
     @classmethod
-    def message(cls, kind: SourceKind, source_line: int, via: str = "") -> str:
+    def message(cls, kind: SourceKind, source_line: int, via: str = "", why: str = "") -> str:
         """The finding's message: names the read's line, its kind, and why it escapes;
-        ``via``: the value comes from a call of a project function returning a read."""
+        ``via``: the value comes from a call of a project function returning a read; ``why``:
+        the payload evidence that set the confidence."""
+        because = f" ({why})" if why else ""
         if via:
             return (
-                f"value read from the {kind.value} by {via}, called at line {source_line}, "
-                f"{cls.escape}; detach it in the function that reads it, or here"
+                f"value read from the {kind.value} by {via}, called at line {source_line}"
+                f"{because}, {cls.escape}; detach it in the function that reads it, or here"
             )
-        return f"value read from the {kind.value} at line {source_line} {cls.escape}; {HELPER_HINT}"
+        return (
+            f"value read from the {kind.value} at line {source_line}{because} {cls.escape}; "
+            f"{HELPER_HINT}"
+        )

@@ -42,6 +42,6 @@ class ParseError(Rule):
     fix_safety = "none"
 
     @classmethod
-    def message(cls, kind: SourceKind, source_line: int, via: str = "") -> str:
+    def message(cls, kind: SourceKind, source_line: int, via: str = "", why: str = "") -> str:
         """Not used: parse errors carry the parser's own message."""
         return "could not parse the file"
