@@ -23,6 +23,15 @@ COMPILED_REF_TYPES = frozenset({"CompiledDAGRef", "CompiledDAGFuture"})
 # Plain object refs: an annotation admitting them as well is not evidence of a channel read.
 PLAIN_REF_TYPES = frozenset({"ObjectRef", "ObjectRefGenerator", "DynamicObjectRefGenerator"})
 
+# Calls that make refs and handles, never views of their arguments: `f.remote(...)` and
+# `handle.m.remote(...)` return refs (what reading one returns is the callee's declared return
+# type); `.options(...)` returns the same remote callable; `ray.put(x)` a ref.
+REMOTE_METHODS = frozenset({"remote"})
+OPTIONS_METHODS = frozenset({"options"})
+HANDLE_CALLS = frozenset({"ray.put"})
+# `actor.m.bind(...)` / `f.bind(...)`: a compiled-graph node whose output is what `m` returns.
+BIND_METHODS = frozenset({"bind"})
+
 # --- payload evidence (annotations) --------------------------------------------------------------
 
 # Types whose values hold array memory Ray deserialises zero-copy, by qualified name as the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from shmlint.basics.names import dotted_name
-from shmlint.facts.evidence import Evidence, TypeTables, evidence
+from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves
 from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 
@@ -91,6 +91,29 @@ class ClassResolver:
             name, summary.path, info.line, bases, tuple(fields.values()), result
         )
         return result
+
+    def return_evidence(
+        self, summary: ModuleSummary, annotation: str
+    ) -> tuple[Evidence, tuple[str, ...]]:
+        """A return annotation's evidence, and the array fields of the project classes it
+        names (for the message)."""
+        found, _ = self.field_evidence(summary, annotation)
+        fields: list[str] = []
+        if found is Evidence.ARRAYS:
+            try:
+                node = ast.parse(annotation, mode="eval").body
+            except SyntaxError:
+                return found, ()
+            for leaf in leaves(node):
+                dotted = dotted_name(leaf)
+                fact = (
+                    None
+                    if dotted is None
+                    else self.facts.classes.get(self.qualify(summary, dotted))
+                )
+                if fact is not None:
+                    fields += [f.name for f in fact.fields if f.evidence is Evidence.ARRAYS]
+        return found, tuple(dict.fromkeys(fields))
 
     def field_evidence(self, summary: ModuleSummary, annotation: str) -> tuple[Evidence, bool]:
         """A field's evidence, and whether it holds arrays Ray hands back zero-copy."""

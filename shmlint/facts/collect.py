@@ -98,13 +98,141 @@ def _is_record(node: ast.ClassDef) -> bool:
     return False
 
 
+_RAY_REMOTE = "ray.remote"
+# numpy functions whose result is a new ndarray (what an unannotated remote function returns).
+_NUMPY_CONSTRUCTORS = frozenset(
+    {
+        "array",
+        "asarray",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "linspace",
+        "stack",
+        "concatenate",
+        "vstack",
+        "hstack",
+        "frombuffer",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "copy",
+        "where",
+        "fromiter",
+    }
+)
+_BUILTIN_RESULTS = {"int": "int", "float": "float", "str": "str", "bool": "bool", "len": "int"}
+
+
+class _Namer:
+    """Qualified names of dotted expressions at a module's top level."""
+
+    def __init__(self, module: str, scope: Scope, is_package: bool) -> None:
+        self.module, self.scope, self.is_package = module, scope, is_package
+
+    def __call__(self, node: ast.expr) -> str | None:
+        dotted = _dotted(node)
+        return None if dotted is None else qualify(dotted, self.module, self.scope, self.is_package)
+
+    def is_remote(self, decorator: ast.expr) -> bool:
+        """``@ray.remote`` / ``@ray.remote(...)``."""
+        return self(decorator.func if isinstance(decorator, ast.Call) else decorator) == _RAY_REMOTE
+
+
+def _literal_type(value: object) -> str | None:
+    if value is None or value is Ellipsis:
+        return "None"
+    if isinstance(value, (bool, int, float, complex, str, bytes)):
+        return type(value).__name__
+    return None
+
+
+def _evident_type(node: ast.expr, names: _Namer) -> str | None:
+    """An annotation for what ``node`` evidently is (literals, numpy and torch constructors,
+    builtins, class constructors), or None."""
+    if isinstance(node, ast.Constant):
+        return _literal_type(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return "str"
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        inner = [_evident_type(e, names) for e in node.elts]
+        if any(t is None for t in inner):
+            return None
+        head = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
+        return f"{head}[{' | '.join(sorted(set(inner))) or 'None'}]"  # type: ignore[arg-type]
+    if isinstance(node, ast.Dict):
+        keys = [_evident_type(k, names) if k is not None else None for k in node.keys]
+        values = [_evident_type(v, names) for v in node.values]
+        if any(t is None for t in keys + values):
+            return None
+        key = " | ".join(sorted(set(keys))) or "None"  # type: ignore[arg-type]
+        return f"dict[{key}, {' | '.join(sorted(set(values))) or 'None'}]"  # type: ignore[arg-type]
+    if isinstance(node, ast.Call):
+        qualified = names(node.func)
+        if qualified is None:
+            return None
+        head, _, last = qualified.rpartition(".")
+        if (head == "numpy" or head.startswith("numpy.")) and last in _NUMPY_CONSTRUCTORS:
+            return "numpy.ndarray"
+        if head == "torch" and last[:1].islower():
+            return "torch.Tensor"
+        if not head and last in _BUILTIN_RESULTS:
+            return _BUILTIN_RESULTS[last]
+        if head and last[:1].isupper():
+            return qualified  # a class, if the project has one by that name (else unknown)
+    return None
+
+
+def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tuple[str, bool]:
+    """The return annotation's text; or one inferred from evident return expressions."""
+    if node.returns is not None:
+        return ast.unparse(node.returns), False
+    found: list[str] = []
+    for statement in statements(node.body, into_scopes=False):
+        if isinstance(statement, ast.Return):
+            evident = "None" if statement.value is None else _evident_type(statement.value, names)
+            if evident is None:
+                return "", False
+            found.append(evident)
+        elif isinstance(statement, ast.Expr) and isinstance(
+            statement.value, (ast.Yield, ast.YieldFrom, ast.Await)
+        ):
+            return "", False  # a generator or coroutine: not what a return gives
+    return " | ".join(dict.fromkeys(found)) or "None", True
+
+
 def _function(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, in_class: bool
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    name: str,
+    in_class: bool,
+    names: _Namer,
+    remote: bool = False,
 ) -> FunctionInfo:
     args = node.args
     params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
     decorators = {last_name(d) for d in node.decorator_list}
-    return FunctionInfo(name, node.lineno, params, in_class and "staticmethod" not in decorators)
+    returns, inferred = _returns(node, names)
+    remote = remote or any(names.is_remote(d) for d in node.decorator_list)
+    method = in_class and "staticmethod" not in decorators
+    return FunctionInfo(name, node.lineno, params, method, returns, inferred, remote)
+
+
+def _made_remote(tree: ast.Module, names: _Namer) -> set[str]:
+    """Module-level names made remote by assignment: ``X = ray.remote(Y)`` and
+    ``ray.remote(num_gpus=1)(Y)`` make ``Y`` an actor class or a remote function."""
+    made: set[str] = set()
+    for node in statements(tree.body, into_scopes=False):
+        value = node.value if isinstance(node, (ast.Assign, ast.Expr)) else None
+        if not (isinstance(value, ast.Call) and len(value.args) == 1):
+            continue
+        target = value.args[0]
+        func = value.func.func if isinstance(value.func, ast.Call) else value.func
+        if isinstance(target, ast.Name) and names(func) == _RAY_REMOTE:
+            made.add(target.id)
+    return made
 
 
 def summarize_syntax(
@@ -123,10 +251,13 @@ def summarize_syntax(
     )
     classes: list[ClassInfo] = []
     functions: list[FunctionInfo] = []
+    names = _Namer(module, scope, is_package)
+    made_remote = _made_remote(tree, names)
     # Module-level definitions, also under `if`/`try` (version guards, TYPE_CHECKING).
     for node in statements(tree.body, into_scopes=False):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.append(_function(node, f"{module}.{node.name}", False))
+            remote = node.name in made_remote
+            functions.append(_function(node, f"{module}.{node.name}", False, names, remote))
         elif isinstance(node, ast.ClassDef):
             qualified = f"{module}.{node.name}"
             bases = tuple(
@@ -134,12 +265,15 @@ def summarize_syntax(
                 for dotted in (_dotted(b) for b in node.bases)
                 if dotted is not None
             )
+            actor = node.name in made_remote or any(names.is_remote(d) for d in node.decorator_list)
+            fields = tuple(_fields(node))
             classes.append(
-                ClassInfo(qualified, node.lineno, bases, _is_record(node), tuple(_fields(node)))
+                ClassInfo(qualified, node.lineno, bases, _is_record(node), fields, actor)
             )
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    functions.append(_function(item, f"{qualified}.{item.name}", True))
+                    name = f"{qualified}.{item.name}"
+                    functions.append(_function(item, name, True, names, actor))
     return ModuleSummary(
         module=module,
         path=path,

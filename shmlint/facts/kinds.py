@@ -6,9 +6,59 @@ dataflow's abstract values carry them; handles are not taint: they hold no zero-
 
 from __future__ import annotations
 
+from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
+
 DAG = "dag"  # a compiled graph (`experimental_compile()`)
 REF = "ref"  # a CompiledDAGRef, or a container of them
 CORO = "coro"  # the coroutine `execute_async()` returns
 FUTURE = "future"  # the CompiledDAGFuture awaiting that coroutine gives
 
-__all__ = ["CORO", "DAG", "FUTURE", "REF"]
+
+# What a Ray ref will read back, carried with the handle kinds (so it flows wherever refs flow:
+# lists of refs, attributes, parameters, across modules): `payload:arrays:<why>`,
+# `payload:free:<why>`, or `payload:unknown` for a ref whose producer says nothing.
+PAYLOAD = "payload:"
+_ARRAYS = "payload:arrays:"
+_FREE = "payload:free:"
+UNKNOWN = "payload:unknown"
+
+
+def payload_kind(payload: Payload) -> str:
+    """The kind a ref carries for what reading it returns."""
+    if payload.evidence is Evidence.ARRAYS:
+        return _ARRAYS + payload.why
+    if payload.evidence is Evidence.ARRAY_FREE:
+        return _FREE + payload.why
+    return UNKNOWN
+
+
+def payload_kinds(kinds: frozenset[str]) -> frozenset[str]:
+    """The payload kinds among ``kinds``."""
+    return frozenset(k for k in kinds if k.startswith(PAYLOAD))
+
+
+def read_payload(kinds: frozenset[str]) -> Payload:
+    """What a read of a ref with these kinds returns: arrays if any producer returns arrays,
+    array-free only if every producer is known to return none."""
+    found = sorted(payload_kinds(kinds))
+    if not found:
+        return UNKNOWN_PAYLOAD
+    arrays = [k for k in found if k.startswith(_ARRAYS)]
+    if arrays:
+        return Payload(Evidence.ARRAYS, arrays[0][len(_ARRAYS) :])
+    if all(k.startswith(_FREE) for k in found):
+        return Payload(Evidence.ARRAY_FREE, found[0][len(_FREE) :])
+    return UNKNOWN_PAYLOAD
+
+
+__all__ = [
+    "CORO",
+    "DAG",
+    "FUTURE",
+    "PAYLOAD",
+    "REF",
+    "UNKNOWN",
+    "payload_kind",
+    "payload_kinds",
+    "read_payload",
+]

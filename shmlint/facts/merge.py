@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from shmlint.facts.classes import ClassResolver
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
-from shmlint.facts.model import ProjectFacts
+from shmlint.facts.model import ProjectFacts, ReturnFact
 from shmlint.facts.summary import ModuleSummary
 
 
@@ -22,8 +22,31 @@ def merge(summaries: Iterable[ModuleSummary], tables: TypeTables) -> ProjectFact
         facts.functions.update(f.name for f in summary.functions)
         for c in summary.classes:
             facts.functions.discard(c.name)
-    ClassResolver(summaries, facts, tables).resolve_all()
+    resolver = ClassResolver(summaries, facts, tables)
+    resolver.resolve_all()
     facts._canonical.clear()  # names looked up while classes were still being added
+    _functions(summaries, facts, resolver)
     propagate_kinds(summaries, facts)
     propagate_reads(summaries, facts)
     return facts
+
+
+def _functions(
+    summaries: list[ModuleSummary], facts: ProjectFacts, resolver: ClassResolver
+) -> None:
+    """What each function returns (rated in its module), remote functions, actor methods."""
+    methods: dict[str, list[str]] = {}
+    for summary in summaries:
+        actors = {c.name for c in summary.classes if c.actor}
+        for function in summary.functions:
+            if function.remote:
+                facts.remote.add(function.name)
+            owner, _, last = function.name.rpartition(".")
+            if owner in actors:
+                methods.setdefault(last, []).append(function.name)
+            if function.returns:
+                found, fields = resolver.return_evidence(summary, function.returns)
+                facts.returns[function.name] = ReturnFact(
+                    found, function.returns, function.inferred, fields
+                )
+    facts.actor_methods = {m: tuple(sorted(names)) for m, names in methods.items()}

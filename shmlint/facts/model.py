@@ -20,9 +20,9 @@ import re
 from typing import Any
 
 from shmlint.basics.types import SourceKind
-from shmlint.facts.evidence import Evidence
+from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
 
-FORMAT = 2
+FORMAT = 3
 _ALIAS_DEPTH = 16
 
 
@@ -57,6 +57,17 @@ class ClassFact:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class ReturnFact:
+    """What a project function returns: its annotation (or one ``inferred`` from evident
+    return expressions) rated, and the array fields of the project classes it names."""
+
+    evidence: Evidence
+    text: str
+    inferred: bool
+    fields: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ReadChain:
     """A function returns the undetached value of a read: the read, and the functions the
     value passes through on its way out (innermost first)."""
@@ -77,6 +88,11 @@ class ProjectFacts:
     classes: dict[str, ClassFact] = dataclasses.field(default_factory=dict)
     slot_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     returned_reads: dict[str, ReadChain] = dataclasses.field(default_factory=dict)
+    # What functions return (rated annotations), which run remotely, and the methods of actor
+    # classes by their last name (`handle.m.remote()` resolves by name).
+    returns: dict[str, ReturnFact] = dataclasses.field(default_factory=dict)
+    remote: set[str] = dataclasses.field(default_factory=set)
+    actor_methods: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     _readers: tuple[frozenset[str], dict[str, frozenset[str]]] | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
@@ -134,6 +150,45 @@ class ProjectFacts:
                 todo.extend(fact.bases)
         return kinds
 
+    def function_payload(self, name: str) -> Payload | None:
+        """What calling (or reading the ref of) project function ``name`` gives; None when
+        ``name`` is no project function."""
+        name = self.canonical(name)
+        if name not in self.functions and name not in self.returns and name not in self.remote:
+            return None
+        fact = self.returns.get(name)
+        if fact is None or fact.evidence is Evidence.UNKNOWN:
+            return UNKNOWN_PAYLOAD
+        return Payload(fact.evidence, self._why(name, fact))
+
+    def is_remote(self, name: str) -> bool:
+        """True for a ``@ray.remote`` function or a method of an actor class."""
+        return self.canonical(name) in self.remote
+
+    def actor_method_payload(self, method: str) -> Payload | None:
+        """What ``handle.<method>.remote()`` gives, resolved by name among the actor classes
+        (evidence only where every class defining the method agrees); None: no actor class
+        defines it."""
+        names = self.actor_methods.get(method)
+        if not names:
+            return None
+        payloads = [self.function_payload(name) or UNKNOWN_PAYLOAD for name in names]
+        if len({p.evidence for p in payloads}) != 1:
+            return UNKNOWN_PAYLOAD
+        return payloads[0]
+
+    def _why(self, name: str, fact: ReturnFact) -> str:
+        owner, _, last = name.rpartition(".")
+        label = f"{owner.rpartition('.')[2]}.{last}" if owner in self.classes else last
+        kind = "function"
+        if name in self.remote:
+            kind = "remote method" if owner in self.classes else "remote function"
+        verb = "evidently returns" if fact.inferred else "returns"
+        text = fact.text if len(fact.text) <= 60 else fact.text[:59] + "…"
+        named = ", ".join(f"`{f}`" for f in fact.fields[:3])
+        arrays = f", which holds arrays ({named})" if named else ""
+        return f"{kind} `{label}` {verb} `{text}`{arrays}"
+
     def answer(self, question: str) -> str:
         """The answer to a question a module's analysis asked (``ProjectView.deps``), as a
         string: equal answers from two sets of facts mean an equal analysis."""
@@ -153,6 +208,10 @@ class ProjectFacts:
             fields = fact.array_fields()
             named = f"|{fact.name}|{fields!r}" if fields else ""
             return fact.evidence.name + named
+        if kind == "p":
+            return repr(self.function_payload(key))
+        if kind == "m":
+            return repr(self.actor_method_payload(key))
         raise ValueError(f"unknown question {question!r}")
 
     def _reader_index(self) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
@@ -265,6 +324,12 @@ class ProjectFacts:
                 name: [r.kind.value, r.path, r.line, list(r.via)]
                 for name, r in sorted(self.returned_reads.items())
             },
+            "returns": {
+                name: [r.evidence.name, r.text, r.inferred, list(r.fields)]
+                for name, r in sorted(self.returns.items())
+            },
+            "remote": sorted(self.remote),
+            "actor_methods": {m: list(n) for m, n in sorted(self.actor_methods.items())},
         }
 
     @classmethod
@@ -288,7 +353,13 @@ class ProjectFacts:
             name: ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
             for name, r in data["returned_reads"].items()
         }
+        facts.returns = {
+            name: ReturnFact(Evidence[r[0]], str(r[1]), bool(r[2]), tuple(r[3]))
+            for name, r in data["returns"].items()
+        }
+        facts.remote = set(data["remote"])
+        facts.actor_methods = {m: tuple(n) for m, n in data["actor_methods"].items()}
         return facts
 
 
-__all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain"]
+__all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain", "ReturnFact"]

@@ -40,6 +40,7 @@ class ClassInfo:
     bases: tuple[str, ...]  # qualified names as the module spells them
     record: bool  # dataclass / NamedTuple / TypedDict / pydantic / msgspec: fields are complete
     fields: tuple[FieldInfo, ...]
+    actor: bool = False  # `@ray.remote` class (or made one by `ray.remote(Cls)`)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -50,6 +51,11 @@ class FunctionInfo:
     line: int
     params: tuple[str, ...]
     method: bool  # a method taking self/cls first (not a staticmethod)
+    # What it returns: the return annotation's text, or (``inferred``) an annotation written
+    # from evident return expressions (`return np.zeros(n)` → ``numpy.ndarray``); "" unknown.
+    returns: str = ""
+    inferred: bool = False
+    remote: bool = False  # `@ray.remote` function, a method of an actor class, `ray.remote(f)`
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -122,11 +128,20 @@ class ModuleSummary:
                     tuple(c["bases"]),
                     c["record"],
                     tuple(FieldInfo(**f) for f in c["fields"]),
+                    bool(c["actor"]),
                 )
                 for c in data["classes"]
             ),
             functions=tuple(
-                FunctionInfo(f["name"], f["line"], tuple(f["params"]), f["method"])
+                FunctionInfo(
+                    f["name"],
+                    f["line"],
+                    tuple(f["params"]),
+                    f["method"],
+                    str(f["returns"]),
+                    bool(f["inferred"]),
+                    bool(f["remote"]),
+                )
                 for f in data["functions"]
             ),
             flows=tuple(

@@ -7,7 +7,7 @@ import ast
 
 from shmlint.basics.names import Scope, dotted_name, qualified_name
 from shmlint.facts.collect import Recorder
-from shmlint.facts.evidence import Evidence
+from shmlint.facts.evidence import Evidence, Payload
 from shmlint.facts.layout import absolute_import
 from shmlint.facts.model import ClassFact, ProjectFacts, ReadChain
 
@@ -77,6 +77,17 @@ class ProjectView:
         """The read a project function returns undetached, if any."""
         self._ask(f"r:{name}")
         return self.facts.returned_reads.get(self.facts.canonical(name))
+
+    def function_payload(self, name: str) -> Payload | None:
+        """What project function ``name`` (a canonical or absolute name) returns; None when it
+        is no project function."""
+        self._ask(f"p:{name}")
+        return self.facts.function_payload(name)
+
+    def actor_method_payload(self, method: str) -> Payload | None:
+        """What ``handle.<method>.remote()`` returns, by name among the actor classes."""
+        self._ask(f"m:{method}")
+        return self.facts.actor_method_payload(method)
 
     def class_fact(self, leaf: ast.expr, scope: Scope) -> ClassFact | None:
         """The project class a type name in an annotation names, if any."""

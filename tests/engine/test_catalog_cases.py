@@ -60,6 +60,10 @@ MUTATIONS: dict[str, Mutation] = {
     "CONTAINER_METHODS": _dropped_from("CONTAINER_METHODS"),
     "CHANNEL_METHODS": _dropped_from("CHANNEL_METHODS"),
     "CONTAINER_FUNCTIONS": _dropped_from("CONTAINER_FUNCTIONS"),
+    "REMOTE_METHODS": _dropped_from("REMOTE_METHODS"),
+    "OPTIONS_METHODS": _dropped_from("OPTIONS_METHODS"),
+    "HANDLE_CALLS": _dropped_from("HANDLE_CALLS"),
+    "BIND_METHODS": _dropped_from("BIND_METHODS"),
 }
 # Payload-evidence and annotation tables: covered by the confidence fixtures, not entry by entry.
 NOT_ENTRY_BY_ENTRY = {

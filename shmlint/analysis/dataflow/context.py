@@ -99,12 +99,13 @@ class ModuleContext:
         origins: frozenset[str] = frozenset(),
         needs_ref: bool = False,
         via: str = "",
+        payload: Payload = UNKNOWN_PAYLOAD,
     ) -> Label:
         """The (one) label of a source node, however often the node is evaluated."""
         key = id(node)
         label = self._labels.get(key)
         if label is None:
-            label = Label(Site.of(node), kind, key, placement, origins, needs_ref, via)
+            label = Label(Site.of(node), kind, key, placement, origins, needs_ref, via, payload)
             self._labels[key] = label
         return label
 

@@ -22,7 +22,15 @@ from shmlint.facts.evidence import (
     evidence,
     leaves,
 )
-from shmlint.facts.kinds import CORO, DAG, FUTURE, REF
+from shmlint.facts.kinds import (
+    CORO,
+    DAG,
+    FUTURE,
+    REF,
+    payload_kind,
+    payload_kinds,
+    read_payload,
+)
 from shmlint.facts.summary import CallFlow
 
 # Simple statements the in-place fix can split around a read.
@@ -53,7 +61,9 @@ class ExpressionMixin(AnalysisBase):
             base = self.value(node.value, state)
             self.value(node.slice, state)
             element = base.derived(view=True)
-            return dataclasses.replace(element, kinds=base.kinds & {REF})
+            return dataclasses.replace(
+                element, kinds=base.kinds & ({REF} | payload_kinds(base.kinds))
+            )
         if isinstance(node, ast.Call):
             return self.call_value(node, state)
         if isinstance(node, ast.Await):
@@ -150,14 +160,45 @@ class ExpressionMixin(AnalysisBase):
         origins: frozenset[str] = frozenset(),
         needs_ref: bool = False,
         via: str = "",
+        payload: Payload = UNKNOWN_PAYLOAD,
     ) -> Value:
-        """The value of a read: tainted with the read's own label."""
-        label = self.ctx.label(node, kind, self.placement(), origins, needs_ref, via)
+        """The value of a read: tainted with the read's own label; ``payload``: what the read
+        returns, as far as its producer says."""
+        label = self.ctx.label(node, kind, self.placement(), origins, needs_ref, via, payload)
         # A phase-1-only read (`needs_ref`) must not change how real reads are judged.
         if kind is SourceKind.CHANNEL and not needs_ref:
             for loop in self.loops:
                 loop.reads.add(label)
         return Value(frozenset({label}), direct=True)
+
+    def callee_payload(self, target: ast.expr, *, remote_only: bool = False) -> Payload | None:
+        """What the remote callable ``target`` returns (``f`` of ``f.remote()``, ``h.m`` of
+        ``h.m.remote()``, through ``.options(...)``): a project function by its name, else an
+        actor method by its last name. None (with ``remote_only``) when it is neither a remote
+        function nor an actor method of the project."""
+        while (
+            isinstance(target, ast.Call)
+            and isinstance(target.func, ast.Attribute)
+            and target.func.attr in catalog.OPTIONS_METHODS
+        ):
+            target = target.func.value
+        project = self.ctx.project
+        if project is None:
+            return None if remote_only else UNKNOWN_PAYLOAD
+        name = (
+            project.qname(target, self.scope)
+            if isinstance(target, (ast.Name, ast.Attribute))
+            else None
+        )
+        if name is not None:
+            found = project.function_payload(name)
+            if found is not None and (not remote_only or project.facts.is_remote(name)):
+                return found
+        if isinstance(target, ast.Attribute):
+            found = project.actor_method_payload(target.attr)
+            if found is not None:
+                return found
+        return None if remote_only else UNKNOWN_PAYLOAD
 
     def placement(self) -> str:
         """Where a read being evaluated now sits (see ``Label.placement``)."""
@@ -169,9 +210,9 @@ class ExpressionMixin(AnalysisBase):
         """``await`` of ``execute_async()`` gives a future; awaiting the future reads."""
         inner = self.value(node.value, state)
         if FUTURE in inner.kinds:
-            return self.source(node, SourceKind.CHANNEL)
+            return self.source(node, SourceKind.CHANNEL, payload=read_payload(inner.kinds))
         if CORO in inner.kinds:
-            return Value(kinds=frozenset({FUTURE}))
+            return Value(kinds=frozenset({FUTURE}) | payload_kinds(inner.kinds))
         return inner.derived()
 
     def binop_value(self, node: ast.BinOp, state: State) -> Value:
@@ -200,9 +241,23 @@ class ExpressionMixin(AnalysisBase):
         if qname in catalog.RAY_GET:
             first = args[0] if args else EMPTY
             kind = SourceKind.CHANNEL if REF in first.kinds else SourceKind.OBJECT_STORE
-            return self.source(node, kind, first.origins if self.ctx.recording else frozenset())
+            origins = first.origins if self.ctx.recording else frozenset()
+            return self.source(node, kind, origins, payload=read_payload(first.kinds))
+        if qname in catalog.HANDLE_CALLS:
+            return EMPTY  # `ray.put(x)` is a ref, not a view of `x`
+        if method in catalog.REMOTE_METHODS and isinstance(func, ast.Attribute):
+            # `f.remote(...)`, `handle.m.remote(...)`: a ref (what reading it returns is the
+            # callee's declared return type), never a view of the arguments.
+            returned = self.callee_payload(func.value) or UNKNOWN_PAYLOAD
+            return Value(kinds=frozenset({payload_kind(returned)}))
+        if method in catalog.OPTIONS_METHODS:
+            return EMPTY  # the same remote callable, with other resources
         if qname in self.ctx.options.extend_sources:
             return self.source(node, SourceKind.CONFIGURED)
+        if method in catalog.BIND_METHODS and isinstance(func, ast.Attribute):
+            payload = self.callee_payload(func.value, remote_only=True)
+            if payload is not None:  # a compiled-graph node: its output is the method's
+                return Value(kinds=frozenset({payload_kind(payload)}))
         if method is not None:
             handle = self.handle_call(method, receiver, node)
             if handle is not None:
@@ -251,6 +306,10 @@ class ExpressionMixin(AnalysisBase):
             callee = None
         if callee is None:
             return None
+        declared = project.function_payload(callee)
+        if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
+            # Declared to return no arrays: whatever flows in, the result holds no buffer.
+            result = Value(kinds=result.kinds, closure=result.closure)
         if self.ctx.recording:
             recorder = project.recorder
             assert recorder is not None
@@ -282,14 +341,15 @@ class ExpressionMixin(AnalysisBase):
 
     def handle_call(self, method: str, receiver: Value, node: ast.Call) -> Value | None:
         """Compiled-graph handles: compile → graph → execute → ref → ``.get()`` reads."""
+        payloads = payload_kinds(receiver.kinds)
         if method in catalog.COMPILE_METHODS:
-            return Value(kinds=frozenset({DAG}))
+            return Value(kinds=frozenset({DAG}) | payloads)
         if DAG in receiver.kinds and method in catalog.EXECUTE_METHODS:
-            return Value(kinds=frozenset({REF}))
+            return Value(kinds=frozenset({REF}) | payloads)
         if DAG in receiver.kinds and method in catalog.EXECUTE_ASYNC_METHODS:
-            return Value(kinds=frozenset({CORO}))
+            return Value(kinds=frozenset({CORO}) | payloads)
         if REF in receiver.kinds and method == "get":
-            return self.source(node, SourceKind.CHANNEL)
+            return self.source(node, SourceKind.CHANNEL, payload=read_payload(receiver.kinds))
         if method == "get" and receiver.origins and self.ctx.recording and not node.args:
             # Phase 1: a read if the receiver's slot holds a compiled-graph ref project-wide.
             # Joined with what a per-file run gives the call (a view of a tainted receiver),
