@@ -29,6 +29,11 @@ PLAIN_REF_TYPES = frozenset({"ObjectRef", "ObjectRefGenerator", "DynamicObjectRe
 REMOTE_METHODS = frozenset({"remote"})
 OPTIONS_METHODS = frozenset({"options"})
 HANDLE_CALLS = frozenset({"ray.put"})
+# Builtins whose result holds the refs of their argument as they are (`for i, ref in
+# enumerate(dag.execute(x))` still reads the channel).
+REF_PASSING_BUILTINS = frozenset(
+    {"enumerate", "zip", "reversed", "list", "tuple", "iter", "sorted"}
+)
 # `actor.m.bind(...)` / `f.bind(...)`: a compiled-graph node whose output is what `m` returns.
 BIND_METHODS = frozenset({"bind"})
 

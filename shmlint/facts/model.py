@@ -161,6 +161,11 @@ class ProjectFacts:
             return UNKNOWN_PAYLOAD
         return Payload(fact.evidence, self._why(name, fact))
 
+    def is_project_callable(self, name: str) -> bool:
+        """True when ``name`` is a function or class of the project."""
+        name = self.canonical(name)
+        return name in self.functions or name in self.classes
+
     def is_remote(self, name: str) -> bool:
         """True for a ``@ray.remote`` function or a method of an actor class."""
         return self.canonical(name) in self.remote
@@ -212,6 +217,8 @@ class ProjectFacts:
             return repr(self.function_payload(key))
         if kind == "m":
             return repr(self.actor_method_payload(key))
+        if kind == "x":
+            return repr((self.is_project_callable(key), self.is_remote(key)))
         raise ValueError(f"unknown question {question!r}")
 
     def _reader_index(self) -> tuple[frozenset[str], dict[str, frozenset[str]]]:

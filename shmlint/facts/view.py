@@ -84,6 +84,16 @@ class ProjectView:
         self._ask(f"p:{name}")
         return self.facts.function_payload(name)
 
+    def is_remote(self, name: str) -> bool:
+        """True for a ``@ray.remote`` function or a method of an actor class."""
+        self._ask(f"x:{name}")
+        return self.facts.is_remote(name)
+
+    def is_project_callable(self, name: str) -> bool:
+        """True when ``name`` is a function or class of the project."""
+        self._ask(f"x:{name}")
+        return self.facts.is_project_callable(name)
+
     def actor_method_payload(self, method: str) -> Payload | None:
         """What ``handle.<method>.remote()`` returns, by name among the actor classes."""
         self._ask(f"m:{method}")

@@ -64,6 +64,7 @@ MUTATIONS: dict[str, Mutation] = {
     "OPTIONS_METHODS": _dropped_from("OPTIONS_METHODS"),
     "HANDLE_CALLS": _dropped_from("HANDLE_CALLS"),
     "BIND_METHODS": _dropped_from("BIND_METHODS"),
+    "REF_PASSING_BUILTINS": _dropped_from("REF_PASSING_BUILTINS"),
 }
 # Payload-evidence and annotation tables: covered by the confidence fixtures, not entry by entry.
 NOT_ENTRY_BY_ENTRY = {

@@ -310,6 +310,12 @@ class ExpressionMixin(AnalysisBase):
         if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
             # Declared to return no arrays: whatever flows in, the result holds no buffer.
             result = Value(kinds=result.kinds, closure=result.closure)
+        if not project.is_project_callable(callee):
+            # A library call (`MultiOutputNode([...])`) passes on what its refs will read;
+            # `enumerate(refs)`, `zip(...)`, `list(...)` pass on the refs themselves.
+            kinds |= payload_kinds(result.kinds)
+            if callee in catalog.REF_PASSING_BUILTINS:
+                kinds |= result.kinds & {REF}
         if self.ctx.recording:
             recorder = project.recorder
             assert recorder is not None

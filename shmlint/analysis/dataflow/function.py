@@ -61,6 +61,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         self.return_annotation: ast.expr | None = None
         self.key: str | None = None
         self.project_key: str | None = None  # the key of a module function or method: slots
+        self.serialized: bool | None = None  # see returns_serialized (computed on first use)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             self._init_function(node)
         self.initial = State()
@@ -309,6 +310,30 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 state.vars[sub.id] = value
                 state.bound_at[sub.id] = Site.of(sub)
 
+    def returns_serialized(self) -> bool:
+        """True in a ``@ray.remote`` function or an actor method that the project never calls
+        directly: Ray serialises what it returns into a new object and drops the worker's
+        reference, so a returned read is not kept (SHM101 does not apply)."""
+        project = self.ctx.project
+        if self.project_key is None or project is None:
+            return False
+        if not project.is_remote(f"{project.module}.{self.project_key}"):
+            return False
+        owner = self.scope.parent
+        if owner is None or not isinstance(self.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        name = self.node.name
+        where = owner.node if self.class_name is not None else self.scope.module().node
+        for sub in ast.walk(where):
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                if self.class_name is not None and isinstance(func, ast.Attribute):
+                    if func.attr == name and isinstance(func.value, ast.Name):
+                        return False  # `self.m(...)` inside the actor: a direct call
+                elif self.class_name is None and isinstance(func, ast.Name) and func.id == name:
+                    return False
+        return True
+
     def report_return(self, value: Value, node: ast.AST, state: State) -> None:
         """``return value``: the caller keeps it (SHM101); records returned handles as facts."""
         if self.key is not None and value.kinds and not self.is_class_body:
@@ -319,6 +344,11 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         if self.project_key is not None and self.ctx.recording:
             self.record_flow("ret", self.project_key, value)
             self.record_reads(value, state)
+        if self.serialized is None:
+            self.serialized = self.returns_serialized()
+        if self.serialized:
+            state.reported |= value.labels  # handed to Ray, which copies it: not kept here
+            return
         self.ctx.report(state, value, "SHM101", Site.of(node), sink)
 
     def record_reads(self, value: Value, state: State) -> None:

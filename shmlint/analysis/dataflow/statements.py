@@ -8,7 +8,7 @@ from shmlint.analysis.dataflow.base import AnalysisBase
 from shmlint.analysis.dataflow.frames import LoopFrame, assigned_names
 from shmlint.analysis.dataflow.values import EMPTY, Label, Site, State, Value, join_states
 from shmlint.basics.names import Scope
-from shmlint.facts.kinds import REF
+from shmlint.facts.kinds import REF, payload_kinds
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -137,7 +137,7 @@ class StatementMixin(AnalysisBase):
         iterated = self.value(node.iter, state) if is_for else EMPTY  # type: ignore[union-attr]
         element = Value(
             iterated.labels,
-            iterated.kinds & {REF},
+            iterated.kinds & ({REF} | payload_kinds(iterated.kinds)),
             closure=iterated.closure,
             origins=iterated.origins,
         )
