@@ -141,7 +141,8 @@ def _run(mutant: Mutant) -> tuple[str, float, str]:
     with tempfile.TemporaryDirectory(prefix=f"shmlint-mutant-{mutant.name}-") as directory:
         tree = Path(directory)
         _copy(tree)
-        _apply(mutant, tree)
+        if mutant.path:
+            _apply(mutant, tree)
         environment = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
         command = [sys.executable, "-m", "pytest", "-q", "-x", "-m", "not slow"]
         started = time.monotonic()
@@ -183,6 +184,12 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as directory:
             shutil.copytree(ROOT / "shmlint", Path(directory) / "shmlint")
             _apply(mutant, Path(directory))
+    # The unmutated copy first: a kill counts only if the same suite passes without it.
+    verdict, seconds, first = _run(Mutant("none", "", "", "", "no mutation"))
+    if verdict != "**SURVIVED**":
+        print(f"the unmutated suite does not pass ({verdict}: {first}); fix that first")
+        return 2
+    print(f"unmutated suite: passes in {seconds:.0f} s\n")
     print(f"| mutant | what | verdict | seconds | first failing test |\n|{'---|' * 5}")
     verdicts = []
     for mutant in chosen:

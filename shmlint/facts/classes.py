@@ -88,7 +88,7 @@ class ClassResolver:
         else:
             result = Evidence.UNKNOWN
         self.facts.classes[name] = ClassFact(
-            name, summary.path, info.line, bases, tuple(fields.values()), result
+            name, summary.path, info.line, bases, tuple(fields.values()), result, info.record
         )
         return result
 

@@ -49,6 +49,7 @@ class ClassFact:
     bases: tuple[str, ...]  # canonical
     fields: tuple[FieldFact, ...]
     evidence: Evidence
+    record: bool = False  # dataclass / NamedTuple / ...: fields in constructor order
 
     def array_fields(self) -> tuple[FieldFact, ...]:
         """The fields that may hold zero-copy arrays (directly or nested in records): the
@@ -217,6 +218,11 @@ class ProjectFacts:
             return repr(self.function_payload(key))
         if kind == "m":
             return repr(self.actor_method_payload(key))
+        if kind == "F":
+            fact = self.classes.get(self.canonical(key))
+            if fact is None:
+                return "None"
+            return repr((fact.record, [(f.name, f.evidence.name) for f in fact.fields]))
         if kind == "x":
             return repr((self.is_project_callable(key), self.is_remote(key)))
         raise ValueError(f"unknown question {question!r}")
@@ -320,6 +326,7 @@ class ProjectFacts:
                     "line": c.line,
                     "bases": list(c.bases),
                     "evidence": c.evidence.name,
+                    "record": c.record,
                     "fields": [
                         [f.name, f.path, f.line, f.evidence.name, f.zero_copy] for f in c.fields
                     ],
@@ -353,7 +360,13 @@ class ProjectFacts:
                 FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]], bool(f[4])) for f in c["fields"]
             )
             facts.classes[name] = ClassFact(
-                name, c["path"], int(c["line"]), tuple(c["bases"]), fields, Evidence[c["evidence"]]
+                name,
+                c["path"],
+                int(c["line"]),
+                tuple(c["bases"]),
+                fields,
+                Evidence[c["evidence"]],
+                bool(c["record"]),
             )
         facts.slot_kinds = {s: frozenset(k) for s, k in data["slot_kinds"].items()}
         facts.returned_reads = {

@@ -99,6 +99,11 @@ class ProjectView:
         self._ask(f"m:{method}")
         return self.facts.actor_method_payload(method)
 
+    def constructed_class(self, name: str) -> ClassFact | None:
+        """The project class ``name`` (canonical or absolute) whose constructor is called."""
+        self._ask(f"F:{name}")
+        return self.facts.classes.get(self.facts.canonical(name))
+
     def class_fact(self, leaf: ast.expr, scope: Scope) -> ClassFact | None:
         """The project class a type name in an annotation names, if any."""
         name = self.absolute_name(leaf, scope)

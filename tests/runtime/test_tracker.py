@@ -52,6 +52,9 @@ def actor(ray_session: Any) -> Any:
         def step(self, rows: int) -> Any:
             return make_output(rows, writeable=True)
 
+        def tokens(self, step: int) -> list[int]:
+            return [step, step + 1, step + 2]  # a list of ints: copied out of the channel
+
     return Model.remote()
 
 
@@ -137,6 +140,25 @@ def test_keeping_the_previous_result_stalls_the_channel(graphs: Graphs) -> None:
         compiled.execute(1).get(timeout=1)
     assert reads == [0, 1]  # the second read did wait on the channel
     del kept
+
+
+def test_kept_ints_do_not_stall_while_a_kept_array_does(graphs: Graphs) -> None:
+    """Why shmlint does not report a channel read whose payload is array-free (DESIGN §3):
+    a list of ints is deserialised into new objects, so keeping every value holds no buffer."""
+    from ray.exceptions import RayChannelTimeoutError
+
+    ints = graphs.compile("tokens", _max_inflight_executions=1)
+    # Every value kept across 20 executions of a one-buffer channel. A held buffer would make
+    # the second read wait forever; 10 s only bounds a wrong test under heavy load.
+    kept = [ints.execute(step).get(timeout=10) for step in range(20)]
+    assert kept[19] == [19, 20, 21]
+    graphs.compiled.remove(ints)
+    ints.teardown()  # an actor runs one compiled graph at a time
+    arrays = graphs.compile("forward", _max_inflight_executions=1)
+    held = [arrays.execute(0).get()]
+    with pytest.raises(RayChannelTimeoutError):
+        held.append(arrays.execute(1).get(timeout=1))
+    del held
 
 
 @pytest.mark.parametrize("variant", ["helper", "copy", "del"])

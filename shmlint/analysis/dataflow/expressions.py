@@ -31,6 +31,7 @@ from shmlint.facts.kinds import (
     payload_kinds,
     read_payload,
 )
+from shmlint.facts.model import ClassFact, FieldFact
 from shmlint.facts.summary import CallFlow
 
 # Simple statements the in-place fix can split around a read.
@@ -310,6 +311,9 @@ class ExpressionMixin(AnalysisBase):
         if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
             # Declared to return no arrays: whatever flows in, the result holds no buffer.
             result = Value(kinds=result.kinds, closure=result.closure)
+        constructed = project.constructed_class(callee)
+        if constructed is not None:
+            result = self.constructed(node, args, keywords, constructed, result)
         if not project.is_project_callable(callee):
             # A library call (`MultiOutputNode([...])`) passes on what its refs will read;
             # `enumerate(refs)`, `zip(...)`, `list(...)` pass on the refs themselves.
@@ -335,7 +339,14 @@ class ExpressionMixin(AnalysisBase):
             # A project callee's result holds what it returns (its `ret:` slot), not the
             # handles passed to it (a wrapper built from refs is not a ref).
             origins = frozenset({f"ret:{callee}"})
-            return Value(result.labels, kinds, closure=result.closure, origins=origins)
+            return Value(
+                result.labels,
+                kinds,
+                closure=result.closure,
+                evidence=result.evidence,
+                origins=origins,
+                why=result.why,
+            )
         kinds |= project.kinds(f"ret:{callee}")
         chain = project.returned_read(callee)
         if chain is not None:
@@ -343,7 +354,43 @@ class ExpressionMixin(AnalysisBase):
             label_via = f"{via} (its read at {chain.path}:{chain.line})"
             read = self.source(node, chain.kind, via=label_via)
             return dataclasses.replace(read, kinds=kinds) if kinds else read
-        return Value(result.labels, kinds, closure=result.closure)
+        return Value(
+            result.labels, kinds, closure=result.closure, evidence=result.evidence, why=result.why
+        )
+
+    def constructed(
+        self,
+        node: ast.Call,
+        args: list[Value],
+        keywords: list[Value],
+        fact: ClassFact,
+        result: Value,
+    ) -> Value:
+        """A project class built from values: each value is rated by the field it enters (by
+        keyword, or by position for records): an array-free field holds none of a read's
+        buffer, an array field is array evidence for what enters it."""
+        by_name = {f.name: f for f in fact.fields}
+        placed: list[tuple[Value, FieldFact | None]] = []
+        positional = fact.record and not any(isinstance(a, ast.Starred) for a in node.args)
+        for index, value in enumerate(args):
+            field = fact.fields[index] if positional and index < len(fact.fields) else None
+            placed.append((value, field))
+        for keyword, value in zip(node.keywords, keywords):
+            placed.append((value, by_name.get(keyword.arg) if keyword.arg else None))
+        parts = []
+        owner = fact.name.rpartition(".")[2]
+        for value, field in placed:
+            part = value.derived(view=True)
+            if field is not None and field.evidence is Evidence.ARRAY_FREE:
+                part = Value(kinds=part.kinds, origins=part.origins)
+            elif field is not None and field.evidence is Evidence.ARRAYS and part.labels:
+                why = f"field `{owner}.{field.name}` holds arrays"
+                part = dataclasses.replace(part, evidence=Evidence.ARRAYS, why=why)
+            parts.append(part)
+        built = EMPTY
+        for part in parts:
+            built = part if built is EMPTY else built.join(part)
+        return dataclasses.replace(built, closure=built.closure or result.closure)
 
     def handle_call(self, method: str, receiver: Value, node: ast.Call) -> Value | None:
         """Compiled-graph handles: compile → graph → execute → ref → ``.get()`` reads."""

@@ -1,0 +1,89 @@
+"""Payload evidence across modules and configurations (DESIGN §3 "Confidence")."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shmlint.cli import main
+from tests.fixture_markers import FIXTURES
+
+PAYLOADS = FIXTURES / "project" / "payloads"
+
+
+def _findings(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:
+    main(["check", "--no-cache", "--output-format", "json", *args])
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def _at(findings: list[dict[str, object]], path: str, line: int) -> list[dict[str, object]]:
+    return [f for f in findings if str(f["path"]).endswith(path) and f["line"] == line]
+
+
+def test_a_payload_class_that_gains_an_array_field_makes_its_reads_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = tmp_path / "payloads"
+    shutil.copytree(PAYLOADS, case)
+    line = 16  # trainer.py: self.last = ray.get(...rollout.remote(prompt))
+    assert "rollout.remote" in (case / "pkg" / "trainer.py").read_text().splitlines()[line - 1]
+    assert not _at(_findings(capsys, str(case)), "trainer.py", line)
+    records = case / "pkg" / "records.py"
+    text = records.read_text().replace(
+        "from dataclasses import dataclass\n", "from dataclasses import dataclass\n\nimport numpy\n"
+    )
+    records.write_text(text + "    logprobs: numpy.ndarray\n")
+    (found,) = _at(_findings(capsys, str(case)), "trainer.py", line)
+    assert found["code"] == "SHM102" and found["confidence"] == "high"
+    assert found["evidence"] == (
+        "remote method `RolloutWorker.rollout` returns `Rollout`, which holds arrays (`logprobs`)"
+    )
+
+
+def test_the_actor_class_in_another_module_needs_the_project_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    trainer = PAYLOADS / "pkg" / "trainer.py"
+    args = ["--min-confidence", "medium"]
+    per_file = _findings(capsys, *args, "--per-file", str(trainer))
+    project = _findings(capsys, *args, str(PAYLOADS))
+    # On its own the trainer cannot know what the workers return: every read is unknown.
+    assert {(f["line"], f["confidence"]) for f in per_file} >= {(13, "medium"), (16, "medium")}
+    assert not _at(project, "trainer.py", 13) and not _at(project, "trainer.py", 16)
+    (observe,) = _at(project, "trainer.py", 19)
+    assert observe["evidence"] == "remote method `RolloutWorker.observe` returns `np.ndarray`"
+
+
+TORCH = """\
+import ray
+import torch
+
+
+@ray.remote
+def forward(batch) -> torch.Tensor:
+    return torch.zeros(8)
+
+
+class Driver:
+    def step(self, batch):
+        self.hidden = ray.get(forward.remote(batch))
+"""
+
+
+def test_torch_tensors_are_copied_unless_zero_copy_torch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "driver.py"
+    source.write_text(TORCH)
+    assert _findings(capsys, "--min-confidence", "medium", str(source)) == []
+    (found,) = _findings(capsys, "--zero-copy-torch", str(source))
+    assert found["confidence"] == "high"
+    assert found["evidence"] == "remote function `forward` returns `torch.Tensor`"
+    (tmp_path / "pyproject.toml").write_text("[tool.shmlint]\nzero-copy-torch = true\n")
+    assert len(_findings(capsys, str(source))) == 1
+    (tmp_path / "pyproject.toml").write_text("[tool.shmlint]\nzero-copy-torch = 1\n")
+    assert main(["check", "--no-cache", str(source)]) == 2
+    assert "tool.shmlint.zero-copy-torch must be true or false" in capsys.readouterr().err
