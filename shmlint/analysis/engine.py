@@ -19,7 +19,7 @@ from shmlint.analysis.fingerprint import fingerprints
 from shmlint.analysis.rules import CHECKS, RULES
 from shmlint.analysis.suppress import is_suppressed
 from shmlint.basics import catalog
-from shmlint.basics.config import Config
+from shmlint.basics.config import DEEP_HELPER, DEFAULT_HELPER, Config
 from shmlint.basics.names import Scope
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, FileResult, Finding, SourceKind
@@ -208,7 +208,7 @@ def analyze_with_view(
         line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
         if is_suppressed(line_text, raw.code):
             continue
-        findings.append(_finding(raw, lines, path, config.helper_style))
+        findings.append(_finding(raw, lines, path, config))
     findings.sort(key=Finding.sort_key)
     prints = fingerprints(findings, lines, project_path(path, config))
     return [dataclasses.replace(f, fingerprint=p) for f, p in zip(findings, prints)]
@@ -234,13 +234,15 @@ def _char_col(lines: list[str], line: int, byte_col: int) -> int:
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
-def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) -> Finding:
+def _finding(raw: RawFinding, lines: list[str], path: str, config: Config) -> Finding:
     site, source = raw.site, raw.label.site
+    helper_style = config.helper_style
     placement = raw.label.placement
     # The wrap fix applies to every read; the in-place fix needs a statement to split.
     fixable = raw.label.kind is not SourceKind.NONE and not raw.label.via
     fixable = fixable and (helper_style == "wrap" or placement != "none")
     unsafe = helper_style == "in-place" and placement == "conditional"
+    helper = _helper_for(raw, config) if fixable else ""
     rule = RULES[raw.code]
     message = raw.message or rule.message(raw.label.kind, source.line, raw.label.via, raw.why)
     return Finding(
@@ -260,7 +262,21 @@ def _finding(raw: RawFinding, lines: list[str], path: str, helper_style: str) ->
         fixable=fixable,
         unsafe_fix=fixable and unsafe,
         evidence=raw.why,
+        helper=helper,
     )
+
+
+def _helper_for(raw: RawFinding, config: Config) -> str:
+    """The helper the wrap fix calls (DESIGN §4, issue "payload types" item 7): a model-runner
+    output, and a channel read of unknown payload (vLLM's executor), keep
+    ``detach_zero_copy_from_model_runner_output``; every other read gets the deep
+    ``detach_zero_copy``. A configured ``helper`` (and the in-place style) overrides both."""
+    if not config.helper_by_payload or config.helper_style != "wrap":
+        return ""
+    payload = raw.payload
+    if payload.model_output or (raw.label.kind is SourceKind.CHANNEL and not payload.known):
+        return DEFAULT_HELPER
+    return DEEP_HELPER
 
 
 def error_result(path: str, config: Config, line: int, col: int, message: str) -> FileResult:

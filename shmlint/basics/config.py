@@ -43,6 +43,7 @@ DEFAULT_EXCLUDE = (
     ".eggs",
 )
 DEFAULT_HELPER = "shmlint.runtime:detach_zero_copy_from_model_runner_output"
+DEEP_HELPER = "shmlint.runtime:detach_zero_copy"
 
 
 class ConfigError(Exception):
@@ -60,6 +61,8 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     helper: str = DEFAULT_HELPER
     helper_style: str = "wrap"
+    # No `helper` configured: the wrap fix picks the helper by the read's payload.
+    helper_by_payload: bool = True
     options: Options = Options()
     root: Path | None = None  # the directory of the pyproject.toml it came from
 
@@ -186,6 +189,7 @@ def config_from_table(table: Mapping[str, Any], where: str, root: Path | None) -
         if not re.fullmatch(r"[\w.]+:\w+", table["helper"]):
             raise ConfigError(f"{where}: tool.shmlint.helper must look like 'pkg.module:function'")
         changes["helper"] = table["helper"]
+        changes["helper_by_payload"] = False
     if "helper-style" in table:
         if table["helper-style"] not in ("wrap", "in-place"):
             raise ConfigError(f"{where}: tool.shmlint.helper-style must be 'wrap' or 'in-place'")

@@ -56,6 +56,7 @@ class Finding:
     fingerprint: str = ""  # stable across unrelated edits (see shmlint.analysis.fingerprint)
     unsafe_fix: bool = False  # the fix may change behaviour (see the rule's "Fix safety")
     evidence: str = ""  # the payload evidence that set the confidence ("" : none decided)
+    helper: str = ""  # "pkg.mod:func" the fix calls, chosen by the payload ("": the configured)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         """Stable report order: path, position, code."""

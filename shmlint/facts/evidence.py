@@ -33,6 +33,9 @@ class Payload:
 
     evidence: Evidence = Evidence.UNKNOWN
     why: str = ""
+    # A model-runner output (a class with a `logprobs` field, as vLLM's ModelRunnerOutput): the
+    # fix detaches it with detach_zero_copy_from_model_runner_output, other payloads deeply.
+    model_output: bool = False
 
     @property
     def known(self) -> bool:

@@ -23,6 +23,7 @@ from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
 
 FORMAT = 3
+MODEL_OUTPUT_FIELD = "logprobs"  # what makes a payload class a model-runner output
 _ALIAS_DEPTH = 16
 
 
@@ -160,7 +161,8 @@ class ProjectFacts:
         fact = self.returns.get(name)
         if fact is None or fact.evidence is Evidence.UNKNOWN:
             return UNKNOWN_PAYLOAD
-        return Payload(fact.evidence, self._why(name, fact))
+        model_output = MODEL_OUTPUT_FIELD in fact.fields
+        return Payload(fact.evidence, self._why(name, fact), model_output)
 
     def is_project_callable(self, name: str) -> bool:
         """True when ``name`` is a function or class of the project."""

@@ -40,8 +40,10 @@ def fixable_findings(findings: Iterable[Finding], unsafe: bool) -> list[Finding]
     return [f for f in findings if f.fixable and (unsafe or not f.unsafe_fix)]
 
 
-def _helper(config: Config) -> tuple[str, str]:
-    module, _, name = config.helper.partition(":")
+def _helper(config: Config, finding: Finding | None = None) -> tuple[str, str]:
+    """The (module, function) a fix calls: the finding's own (chosen by its payload), else
+    the configured helper."""
+    module, _, name = ((finding.helper if finding else "") or config.helper).partition(":")
     return module, name
 
 
@@ -106,20 +108,24 @@ def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutc
     reads = locate_reads(wrapper, spans)
     if not reads:
         return FixOutcome(data, False, 0, "no read found at the reported positions")
-    import_from, helper = _helper(config)
     tree = wrapper.module
+    helpers = {span: _helper(config, finding) for span, finding in spans.items()}
     if config.helper_style == "wrap":
-        wrap = WrapReads(set(reads.values()), helper)
+        wrap = WrapReads({node: helpers[span][1] for span, node in reads.items()})
         new_tree = tree.visit(wrap)
         attempted = wrap.wrapped
     else:
+        helper = _helper(config)[1]
         targets = {node: _returns_list(node, tree) for node in reads.values()}
         in_place = InPlaceReads(targets, helper)
         new_tree = wrapper.visit(in_place)
         attempted = in_place.fixed
-    if attempted and not _module_binds(tree, helper):
+    used = sorted({helpers[span] for span in reads}) if attempted else []
+    missing = [(module, name) for module, name in used if not _module_binds(tree, name)]
+    if missing:
         context = CodemodContext()
-        AddImportsVisitor.add_needed_import(context, import_from, helper)
+        for import_from, helper_name in missing:
+            AddImportsVisitor.add_needed_import(context, import_from, helper_name)
         new_tree = AddImportsVisitor(context).transform_module(new_tree)
     new_source = new_tree.bytes
     try:

@@ -26,21 +26,22 @@ def detach_statements(
 
 
 class WrapReads(cst.CSTTransformer):
-    """``ray.get(x)`` → ``helper(ray.get(x))`` for each target read (parentheses stay outside)."""
+    """``ray.get(x)`` → ``helper(ray.get(x))`` for each target read, with that read's helper
+    (parentheses stay outside)."""
 
-    def __init__(self, targets: set[cst.CSTNode], helper: str) -> None:
+    def __init__(self, targets: dict[cst.CSTNode, str]) -> None:
         super().__init__()
         self.targets = targets
-        self.helper = helper
         self.wrapped = 0
 
     def _wrap(self, original: Read, updated: Read) -> cst.BaseExpression:
-        if original not in self.targets:
+        helper = self.targets.get(original)
+        if helper is None:
             return updated
         self.wrapped += 1
         inner = updated.with_changes(lpar=[], rpar=[])
         return cst.Call(
-            func=cst.Name(self.helper),
+            func=cst.Name(helper),
             args=[cst.Arg(inner)],
             lpar=updated.lpar,
             rpar=updated.rpar,

@@ -12,8 +12,10 @@ import pytest
 
 from shmlint.cli import main
 
+# A model-runner output (a class with a `logprobs` field): the fix keeps vLLM's helper for it.
 RETAINING = (
-    "import numpy as np\nimport ray\n\n\ndef fetch(ref) -> np.ndarray:\n    return ray.get(ref)\n"
+    "import numpy as np\nimport ray\n\n\nclass Output:\n    logprobs: np.ndarray\n\n\n"
+    "def fetch(ref) -> Output:\n    return ray.get(ref)\n"
 )
 WRAPPED = "detach_zero_copy_from_model_runner_output(ray.get(ref))"
 IMPORT = "from shmlint.runtime import detach_zero_copy_from_model_runner_output"
@@ -127,10 +129,8 @@ def fstring(ref) -> tuple[str, np.ndarray]:
     path.write_text(source, encoding="utf-8")
     assert run(["--fix", "tricky.py"], capsys)[0] == 0
     text = path.read_text(encoding="utf-8")
-    assert text.count("detach_zero_copy_from_model_runner_output(ray.get(") == 4
-    assert (
-        '    label = "é→"; return detach_zero_copy_from_model_runner_output(ray.get(ref))' in text
-    )
+    assert text.count("detach_zero_copy(ray.get(") == 4  # plain arrays: the deep helper
+    assert '    label = "é→"; return detach_zero_copy(ray.get(ref))' in text
     assert "@functools.lru_cache\ndef decorated" in text
 
 
@@ -284,3 +284,43 @@ def test_unwritable_directory_is_reported_not_raised(
     assert "a.py: not fixed: Permission denied" in err
     assert "(0 fixed, 1 remaining)" in out
     assert path.read_text() == RETAINING
+
+
+@pytest.mark.parametrize(
+    ("source", "config", "call"),
+    [
+        pytest.param(RETAINING, "", "detach_zero_copy_from_model_runner_output(", id="model-output"),
+        pytest.param(
+            "import numpy as np\nimport ray\n\n\ndef f(ref) -> np.ndarray:\n"
+            "    return ray.get(ref)\n",
+            "",
+            "detach_zero_copy(",
+            id="arrays",
+        ),
+        pytest.param(
+            "def f(dag):\n    return dag.experimental_compile().execute(1).get()\n",
+            "",
+            "detach_zero_copy_from_model_runner_output(",
+            id="channel-unknown",
+        ),
+        pytest.param(
+            "import numpy as np\nimport ray\n\n\ndef f(ref) -> np.ndarray:\n"
+            "    return ray.get(ref)\n",
+            '[tool.shmlint]\nhelper = "mypkg.util:detach"\n',
+            "detach(",
+            id="configured",
+        ),
+    ],
+)
+def test_the_fix_picks_the_helper_by_payload(
+    workdir: Path, capsys: pytest.CaptureFixture[str], source: str, config: str, call: str
+) -> None:
+    if config:
+        (workdir / "pyproject.toml").write_text(config)
+    path = workdir / "a.py"
+    path.write_text(source)
+    assert run(["--fix", "a.py"], capsys)[0] == 0
+    text = path.read_text()
+    wrapped = [line for line in text.splitlines() if "return " in line and "(" in line]
+    assert wrapped and wrapped[-1].strip().startswith(f"return {call}"), text
+    assert run(["a.py"], capsys)[0] == 0  # nothing left to fix

@@ -27,6 +27,7 @@ class RawFinding:
     confidence: Confidence
     message: str = ""  # set by rules whose message is not about a read (SHM301)
     why: str = ""  # the payload evidence that set the confidence (empty: none decided)
+    payload: Payload = UNKNOWN_PAYLOAD  # that evidence (the fix picks its helper by it)
 
 
 @dataclasses.dataclass(slots=True)
@@ -69,7 +70,8 @@ def rate(label: Label, value: Value, sink: Payload) -> Payload:
     the read (the declared return type of what produced its ref), the sink's declared type.
     (A value annotated array-free holds no labels: it never gets here.)"""
     if value.evidence is Evidence.ARRAYS:
-        return Payload(Evidence.ARRAYS, value.why or "the value is annotated as holding arrays")
+        why = value.why or "the value is annotated as holding arrays"
+        return Payload(Evidence.ARRAYS, why, value.model_output)
     if label.payload.known:
         return label.payload
     return sink
@@ -165,5 +167,7 @@ class ModuleContext:
             if value.closure:
                 final_code = "SHM107"
             key = (final_code, final_site, label.key)
-            found = RawFinding(final_code, final_site, label, confidence, why=payload.why)
+            found = RawFinding(
+                final_code, final_site, label, confidence, why=payload.why, payload=payload
+            )
             self.findings.setdefault(key, found)

@@ -31,7 +31,7 @@ from shmlint.facts.kinds import (
     payload_kinds,
     read_payload,
 )
-from shmlint.facts.model import ClassFact, FieldFact
+from shmlint.facts.model import MODEL_OUTPUT_FIELD, ClassFact, FieldFact
 from shmlint.facts.summary import CallFlow
 
 # Simple statements the in-place fix can split around a read.
@@ -481,7 +481,9 @@ class ExpressionMixin(AnalysisBase):
         found = self.annotation_evidence(annotation)
         if annotation is None or found is Evidence.UNKNOWN:
             return UNKNOWN_PAYLOAD
-        return Payload(found, describe(what, annotation, found, self.array_fields(annotation)))
+        fields = self.array_fields(annotation)
+        why = describe(what, annotation, found, fields)
+        return Payload(found, why, MODEL_OUTPUT_FIELD in fields)
 
     def array_fields(self, annotation: ast.expr) -> list[str]:
         """The array-bearing fields of the project classes an annotation names."""

@@ -172,8 +172,10 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 # value's own annotation decides first, DESIGN §3).
                 value = value.without(value.labels)
             if evidence is not Evidence.UNKNOWN:
-                why = self.annotation_payload(annotation, "the value's annotation").why
-                value = dataclasses.replace(value, evidence=evidence, why=why)
+                own = self.annotation_payload(annotation, "the value's annotation")
+                value = dataclasses.replace(
+                    value, evidence=evidence, why=own.why, model_output=own.model_output
+                )
             value = dataclasses.replace(value, kinds=value.kinds | handle_kinds(annotation))
         state.vars[name] = value
         state.bound_at[name] = Site.of(target)

@@ -65,6 +65,7 @@ class Value:
     # Project slots (see shmlint.facts.summary) the value may come from, for phase 1.
     origins: frozenset[str] = frozenset()
     why: str = ""  # the annotation behind ``evidence`` (for the message)
+    model_output: bool = False  # ``evidence`` names a model-runner output (see Payload)
 
     @property
     def tainted(self) -> bool:
