@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shmlint.analysis.rules import RULES, render_markdown  # noqa: E402
+from shmlint.analysis.rules import RULES, confidence, render_markdown  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
 
@@ -21,6 +21,9 @@ def main() -> int:
         page = DOCS / f"{code}.md"
         page.write_text(render_markdown(code), encoding="utf-8")
         print(page.relative_to(DOCS.parent.parent))
+    page = DOCS / "confidence.md"
+    page.write_text(confidence.render_markdown(), encoding="utf-8")
+    print(page.relative_to(DOCS.parent.parent))
     return 0
 
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from shmlint._version import __version__
 from shmlint.analysis.engine import check_bytes, decode_source
-from shmlint.analysis.rules import RULES, rule_doc
+from shmlint.analysis.rules import RULES, confidence, rule_doc
 from shmlint.basics.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.basics.types import Confidence, Finding
 from shmlint.cli import baseline, report
@@ -330,9 +330,14 @@ def run_rules(out: TextIO) -> int:
 
 def run_explain(code: str, out: TextIO) -> int:
     """``shmlint explain CODE``: the rule's documentation."""
+    if code.lower() == confidence.TOPIC:
+        out.write(f"# Confidence: payload evidence\n\n{confidence.CONFIDENCE_DOC}")
+        return EXIT_CLEAN
     code = code.upper()
     if code not in RULES:
-        raise UsageError(f"unknown rule {code!r}; see `shmlint rules`")
+        raise UsageError(
+            f"unknown rule {code!r}; see `shmlint rules` (or `shmlint explain {confidence.TOPIC}`)"
+        )
     rule = RULES[code]
     out.write(f"# {rule.name} ({code})\n\n{rule_doc(code)}\n")
     return EXIT_CLEAN

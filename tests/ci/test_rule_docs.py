@@ -58,3 +58,19 @@ def test_every_rule_is_reported_by_exactly_one_registered_check() -> None:
     codes = [code for _, family in CHECKS for code in family]
     assert len(codes) == len(set(codes))
     assert set(codes) | {"SHM001"} == set(RULES)
+
+
+def test_explain_confidence_documents_the_order_and_its_page_is_fresh(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from shmlint.analysis.rules import confidence
+
+    assert main(["explain", "confidence"]) == 0
+    text = capsys.readouterr().out
+    order = ["own annotation", "payload of the read", "sink's declared type"]
+    assert all(part in text for part in order)
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
+    page = Path(__file__).resolve().parents[2] / "docs" / "rules" / "confidence.md"
+    assert page.read_text(encoding="utf-8") == confidence.render_markdown(), (
+        "stale: run python scripts/render_rule_docs.py"
+    )

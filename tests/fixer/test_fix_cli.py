@@ -289,7 +289,9 @@ def test_unwritable_directory_is_reported_not_raised(
 @pytest.mark.parametrize(
     ("source", "config", "call"),
     [
-        pytest.param(RETAINING, "", "detach_zero_copy_from_model_runner_output(", id="model-output"),
+        pytest.param(
+            RETAINING, "", "detach_zero_copy_from_model_runner_output(", id="model-output"
+        ),
         pytest.param(
             "import numpy as np\nimport ray\n\n\ndef f(ref) -> np.ndarray:\n"
             "    return ray.get(ref)\n",

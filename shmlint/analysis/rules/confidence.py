@@ -1,0 +1,69 @@
+"""How a finding's confidence is decided: the payload evidence (``shmlint explain confidence``)."""
+
+from __future__ import annotations
+
+TOPIC = "confidence"
+
+CONFIDENCE_DOC = """\
+## What it decides
+Every finding of SHM101–SHM107 is `high` or `medium`, or not reported at all. Only `high` is
+shown by default (`--min-confidence medium` adds the rest). What decides is the *payload*: what
+the read returns, and whether that can hold memory Ray hands back zero-copy.
+
+## The evidence, in order
+The first of these that says something decides:
+
+1. **The value's own annotation**: `answers: list[str] = ray.get(ref)`, or a local container
+   declared `list[str]` that the value goes into. A value declared to hold no arrays drops the
+   read: it is never reported.
+2. **The payload of the read**: the declared return type of what produced the ref — a
+   `@ray.remote` function (`f.remote()`, `ray.remote(f)`), a method of an actor class
+   (`handle.m.remote()`, resolved by name among the project's actor classes; where several
+   define `m`, only if they agree), or for a compiled graph the methods bound at its outputs
+   (`actor.m.bind(inp)`, `MultiOutputNode([...])`). Unannotated, evident return expressions
+   count (`return np.zeros(n)`, `return [1, 2]`, `return Rollout(...)`). Project-wide: the
+   actor class may live in another module.
+3. **The sink's declared type**: the enclosing function's return annotation, the attribute's
+   or variable's annotation; a value entering a project record's constructor is rated by the
+   field it enters (`Batch(tokens=..., answers=...)`).
+
+## Array evidence and array-free evidence
+- *Arrays*: numpy (`numpy.ndarray`, `numpy.typing.NDArray`), pandas and pyarrow values,
+  project classes with such fields (through NamedTuples, dataclasses, Optional, unions,
+  containers), configured `array-types`; torch tensors only with `zero-copy-torch = true`
+  (`--zero-copy-torch`), which mirrors Ray's `RAY_ENABLE_ZERO_COPY_TORCH_TENSORS`.
+- *Array-free*: scalars, strings, bytes, containers of those, torch tensors by default (Ray
+  copies them), project classes whose fields are all array-free.
+- Type names are matched by qualified name where the module's imports resolve them, so
+  `jax.Array` or a project's own `Table` is not pyarrow's; by their last component only when
+  the name does not resolve.
+
+## The result
+- `high`: array evidence, or a compiled-graph channel read of unknown payload (the read lock
+  is the stall).
+- `medium`: an object-store read of unknown payload.
+- not reported: array-free evidence, channel reads included (a value with no zero-copy buffer
+  does not keep the read lock).
+
+The message says which evidence decided, e.g. "(remote method `Worker.verify` returns
+`list[float]`)"; JSON carries it as `evidence`, SARIF as `properties.evidence`.
+
+## Not a retention
+- `.remote(...)`, `.options(...)`, `ray.put(...)` and actor constructors return refs and
+  handles, never views of their arguments.
+- A value returned by a `@ray.remote` function or an actor method is serialised by Ray into a
+  new object and dropped by the worker: SHM101 does not apply there, unless the project also
+  calls that function or method directly.
+- The result of a project function declared to return no arrays (`-> list[float]`) is clean
+  whatever flows in.
+"""
+
+
+def render_markdown() -> str:
+    """The page ``docs/rules/confidence.md``."""
+    return (
+        "# Confidence: payload evidence\n\n"
+        "<!-- Generated from shmlint/analysis/rules/confidence.py by scripts/render_rule_docs.py:"
+        " edit the text there, then re-run the script. -->\n\n"
+        f"Printed by `shmlint explain {TOPIC}`.\n\n{CONFIDENCE_DOC}"
+    )
