@@ -134,6 +134,10 @@ NEUTRAL_GENERICS = frozenset(
     }
 )
 
+# Generic types that stand for what they eventually give, their last argument: a future, an
+# awaitable, a coroutine's return type, a Ray ref (`ObjectRef[np.ndarray]` reads an array).
+RESULT_WRAPPERS = frozenset({"Future", "Awaitable", "Coroutine", "Task", "ObjectRef"})
+
 # --- sanitizers ---------------------------------------------------------------------------------
 
 # The bundled helpers: any function of these names, from any module, detaches (vLLM ships its

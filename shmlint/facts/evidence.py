@@ -44,6 +44,9 @@ class Payload:
 
 
 UNKNOWN_PAYLOAD = Payload()
+# The `returns` of a function that returns one of its parameters (a compiled graph's echo
+# stage): what its node outputs is what flows in (`dag.execute(1)` reads an int).
+PASSES_INPUT = "$input"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,7 +87,7 @@ def _parse_string(text: str) -> ast.expr | None:
     return parsed.body
 
 
-def _leaves(node: ast.expr) -> Iterable[ast.expr | None]:
+def _leaves(node: ast.expr, results: bool = True) -> Iterable[ast.expr | None]:
     """The type names an annotation is built from (generic wrappers looked through)."""
     if isinstance(node, ast.Constant):
         if isinstance(node.value, str):
@@ -92,33 +95,36 @@ def _leaves(node: ast.expr) -> Iterable[ast.expr | None]:
             if parsed is None:
                 yield None
             else:
-                yield from _leaves(parsed)
+                yield from _leaves(parsed, results)
         else:
             yield node  # `None`
         return
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        yield from _leaves(node.left)
-        yield from _leaves(node.right)
+        yield from _leaves(node.left, results)
+        yield from _leaves(node.right, results)
         return
     if isinstance(node, ast.Subscript):
         head = _name_of(node.value)
         if head == "Literal":
             yield node.value
             return
-        if head in catalog.NEUTRAL_GENERICS:
+        wrapper = results and head in catalog.RESULT_WRAPPERS
+        if head in catalog.NEUTRAL_GENERICS or wrapper:
             inner = node.slice
             elements = inner.elts if isinstance(inner, ast.Tuple) else [inner]
             if head == "Annotated":
                 elements = elements[:1]
+            elif wrapper:
+                elements = elements[-1:]  # `Coroutine[Y, S, R]`, `Future[R]`: what it gives
             for element in elements:
                 if not (isinstance(element, ast.Constant) and element.value is Ellipsis):
-                    yield from _leaves(element)
+                    yield from _leaves(element, results)
             return
         yield node.value  # `npt.NDArray[np.float32]`, `MyGeneric[T]`: the head decides
         return
     if isinstance(node, (ast.Tuple, ast.List)):
         for element in node.elts:
-            yield from _leaves(element)
+            yield from _leaves(element, results)
         return
     yield node
 
@@ -201,4 +207,4 @@ def names_type(annotation: ast.expr | None, names: frozenset[str]) -> bool:
     """True when any type named in ``annotation`` has its last component in ``names``."""
     if annotation is None:
         return False
-    return any(_name_of(leaf) in names for leaf in _leaves(annotation))
+    return any(_name_of(leaf) in names for leaf in _leaves(annotation, results=False))

@@ -6,7 +6,7 @@ dataflow's abstract values carry them; handles are not taint: they hold no zero-
 
 from __future__ import annotations
 
-from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
+from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payload
 
 DAG = "dag"  # a compiled graph (`experimental_compile()`)
 REF = "ref"  # a CompiledDAGRef, or a container of them
@@ -21,6 +21,7 @@ PAYLOAD = "payload:"
 _ARRAYS = "payload:arrays:"
 _FREE = "payload:free:"
 UNKNOWN = "payload:unknown"
+INPUT = "payload:input"  # a graph node that outputs what flows into the graph
 
 
 def payload_kind(payload: Payload) -> str:
@@ -29,7 +30,7 @@ def payload_kind(payload: Payload) -> str:
         return _ARRAYS + payload.why
     if payload.evidence is Evidence.ARRAY_FREE:
         return _FREE + payload.why
-    return UNKNOWN
+    return INPUT if payload.why == PASSES_INPUT else UNKNOWN
 
 
 def payload_kinds(kinds: frozenset[str]) -> frozenset[str]:
@@ -55,6 +56,7 @@ __all__ = [
     "CORO",
     "DAG",
     "FUTURE",
+    "INPUT",
     "PAYLOAD",
     "REF",
     "UNKNOWN",

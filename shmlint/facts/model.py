@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from shmlint.basics.types import SourceKind
-from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
+from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payload
 
 FORMAT = 3
 MODEL_OUTPUT_FIELD = "logprobs"  # what makes a payload class a model-runner output
@@ -159,6 +159,8 @@ class ProjectFacts:
         if name not in self.functions and name not in self.returns and name not in self.remote:
             return None
         fact = self.returns.get(name)
+        if fact is not None and fact.text == PASSES_INPUT:
+            return Payload(Evidence.UNKNOWN, PASSES_INPUT)
         if fact is None or fact.evidence is Evidence.UNKNOWN:
             return UNKNOWN_PAYLOAD
         model_output = MODEL_OUTPUT_FIELD in fact.fields
@@ -181,7 +183,7 @@ class ProjectFacts:
         if not names:
             return None
         payloads = [self.function_payload(name) or UNKNOWN_PAYLOAD for name in names]
-        if len({p.evidence for p in payloads}) != 1:
+        if len({(p.evidence, p.why == PASSES_INPUT) for p in payloads}) != 1:
             return UNKNOWN_PAYLOAD
         return payloads[0]
 

@@ -26,6 +26,7 @@ from shmlint.facts.kinds import (
     CORO,
     DAG,
     FUTURE,
+    INPUT,
     REF,
     payload_kind,
     payload_kinds,
@@ -36,6 +37,26 @@ from shmlint.facts.summary import CallFlow
 
 # Simple statements the in-place fix can split around a read.
 _HOISTABLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
+
+
+def _input_payload(call: ast.Call) -> Payload:
+    """What a graph whose output stage returns its input gives for ``execute(x)``: array-free
+    when ``x`` is a literal (a number, a string, a display of those), else unknown."""
+    if len(call.args) != 1 or call.keywords:
+        return UNKNOWN_PAYLOAD
+    argument = call.args[0]
+    literal = all(
+        isinstance(part, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.JoinedStr))
+        or isinstance(part, ast.expr_context)
+        or isinstance(part, ast.FormattedValue)
+        for part in ast.walk(argument)
+    )
+    if not literal:
+        return UNKNOWN_PAYLOAD
+    text = ast.unparse(argument)
+    text = text if len(text) <= 30 else text[:29] + "…"
+    why = f"the graph's output stage returns its input, `{text}`"
+    return Payload(Evidence.ARRAY_FREE, why)
 
 
 def _is_false(node: ast.expr | None) -> bool:
@@ -397,10 +418,14 @@ class ExpressionMixin(AnalysisBase):
         payloads = payload_kinds(receiver.kinds)
         if method in catalog.COMPILE_METHODS:
             return Value(kinds=frozenset({DAG}) | payloads)
-        if DAG in receiver.kinds and method in catalog.EXECUTE_METHODS:
-            return Value(kinds=frozenset({REF}) | payloads)
-        if DAG in receiver.kinds and method in catalog.EXECUTE_ASYNC_METHODS:
-            return Value(kinds=frozenset({CORO}) | payloads)
+        if (
+            DAG in receiver.kinds
+            and method in catalog.EXECUTE_METHODS | catalog.EXECUTE_ASYNC_METHODS
+        ):
+            if INPUT in payloads:  # an echo stage: the graph outputs what this call passes in
+                payloads = (payloads - {INPUT}) | {payload_kind(_input_payload(node))}
+            handle = REF if method in catalog.EXECUTE_METHODS else CORO
+            return Value(kinds=frozenset({handle}) | payloads)
         if REF in receiver.kinds and method == "get":
             return self.source(node, SourceKind.CHANNEL, payload=read_payload(receiver.kinds))
         if method == "get" and receiver.origins and self.ctx.recording and not node.args:
