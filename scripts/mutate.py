@@ -97,8 +97,8 @@ MUTANTS = (
     Mutant(
         "prefilter-word",
         "shmlint/analysis/engine.py",
-        'r"\\bray\\b|experimental_compile|CompiledDAG"',
-        'r"\\bray\\b|CompiledDAG"',
+        'r"\\bray\\b|experimental_compile|CompiledDAG|\\.remote\\("',
+        'r"\\bray\\b|CompiledDAG|\\.remote\\("',
         "the prefilter skips files that only compile graphs",
     ),
     Mutant(

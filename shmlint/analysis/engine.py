@@ -33,7 +33,8 @@ from shmlint.facts.view import ProjectView
 
 # A file that mentions none of these cannot contain a source: it is never parsed.
 LINES = re.compile(r"\r\n|\r|\n")
-_SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG")
+# `.remote(` too: an agent loop can await `handle.m.remote()` without importing ray.
+_SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG|\.remote\(")
 TOO_DEEP = "the file is too deeply nested to analyse"
 
 

@@ -23,6 +23,20 @@ COMPILED_REF_TYPES = frozenset({"CompiledDAGRef", "CompiledDAGFuture"})
 # Plain object refs: an annotation admitting them as well is not evidence of a channel read.
 PLAIN_REF_TYPES = frozenset({"ObjectRef", "ObjectRefGenerator", "DynamicObjectRefGenerator"})
 
+# Async and threaded forms of `ray.get`: `asyncio.to_thread(ray.get, ref)` and
+# `loop.run_in_executor(executor, ray.get, ref)` read when awaited.
+TO_THREAD_CALLS = frozenset({"asyncio.to_thread"})
+EXECUTOR_METHODS = frozenset({"run_in_executor"})
+# `ref.future()` is a concurrent future of the ref: `.result()` reads, `wrap_future` awaits.
+REF_FUTURE_METHODS = frozenset({"future"})
+FUTURE_RESULT_METHODS = frozenset({"result"})
+# `ray.util.queue.Queue`: a queue in an actor; its reads hand back stored values.
+RAY_QUEUES = frozenset({"ray.util.queue.Queue"})
+QUEUE_READ_METHODS = frozenset({"get", "get_nowait", "get_nowait_batch"})
+QUEUE_ASYNC_READ_METHODS = frozenset({"get_async"})
+# `gen.__anext__()` of an ObjectRefGenerator: awaiting it gives the next ref.
+NEXT_REF_METHODS = frozenset({"__anext__"})
+
 # Calls that make refs and handles, never views of their arguments: `f.remote(...)` and
 # `handle.m.remote(...)` return refs (what reading one returns is the callee's declared return
 # type); `.options(...)` returns the same remote callable; `ray.put(x)` a ref.

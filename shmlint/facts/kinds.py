@@ -12,6 +12,11 @@ DAG = "dag"  # a compiled graph (`experimental_compile()`)
 REF = "ref"  # a CompiledDAGRef, or a container of them
 CORO = "coro"  # the coroutine `execute_async()` returns
 FUTURE = "future"  # the CompiledDAGFuture awaiting that coroutine gives
+# Object-store reads that happen when awaited: `asyncio.to_thread(ray.get, ref)`,
+# `loop.run_in_executor(None, ray.get, ref)`, `ray.util.queue.Queue.get_async()`.
+AWAITS_READ = "awaits-read"
+NEXT_REF = "next-ref"  # `gen.__anext__()` of a ref generator: awaiting it gives a ref
+RAY_QUEUE = "ray-queue"  # a `ray.util.queue.Queue`: its `get*` methods read the object store
 
 
 # What a Ray ref will read back, carried with the handle kinds (so it flows wherever refs flow:
@@ -53,11 +58,14 @@ def read_payload(kinds: frozenset[str]) -> Payload:
 
 
 __all__ = [
+    "AWAITS_READ",
     "CORO",
     "DAG",
     "FUTURE",
     "INPUT",
+    "NEXT_REF",
     "PAYLOAD",
+    "RAY_QUEUE",
     "REF",
     "UNKNOWN",
     "payload_kind",

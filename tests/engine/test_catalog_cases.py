@@ -65,6 +65,14 @@ MUTATIONS: dict[str, Mutation] = {
     "HANDLE_CALLS": _dropped_from("HANDLE_CALLS"),
     "BIND_METHODS": _dropped_from("BIND_METHODS"),
     "REF_PASSING_BUILTINS": _dropped_from("REF_PASSING_BUILTINS"),
+    "TO_THREAD_CALLS": _dropped_from("TO_THREAD_CALLS"),
+    "EXECUTOR_METHODS": _dropped_from("EXECUTOR_METHODS"),
+    "REF_FUTURE_METHODS": _dropped_from("REF_FUTURE_METHODS"),
+    "FUTURE_RESULT_METHODS": _dropped_from("FUTURE_RESULT_METHODS"),
+    "RAY_QUEUES": _dropped_from("RAY_QUEUES"),
+    "QUEUE_READ_METHODS": _dropped_from("QUEUE_READ_METHODS"),
+    "QUEUE_ASYNC_READ_METHODS": _dropped_from("QUEUE_ASYNC_READ_METHODS"),
+    "NEXT_REF_METHODS": _dropped_from("NEXT_REF_METHODS"),
 }
 # Payload-evidence and annotation tables: covered by the confidence fixtures, not entry by entry.
 NOT_ENTRY_BY_ENTRY = {

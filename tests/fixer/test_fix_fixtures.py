@@ -12,6 +12,7 @@ import pytest
 
 from shmlint.analysis.engine import check_bytes
 from tests.fix_harness import fix_bytes, fix_fixtures, fixed_path, fixture_config
+from tests.fixture_markers import expected_reports, markers
 
 
 def _comments(source: bytes) -> list[str]:
@@ -61,3 +62,16 @@ def test_the_vllm_fixture_comes_out_in_vllms_own_shape() -> None:
         )
         == 1
     )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in fix_fixtures() if p.parent.name == "inplace" and any(markers(p).values())],
+    ids=lambda p: p.name,
+)
+def test_inplace_fixtures_report_exactly_their_markers(path: Path) -> None:
+    """(vLLM's executor copy carries none: its exact lines are the point of its fixed file.)"""
+    config = fixture_config(path)
+    found = check_bytes(path.read_bytes(), str(path), config).findings
+    reported = {(f.line, f.code, f.confidence.value) for f in found}
+    assert reported == expected_reports(path)

@@ -87,3 +87,27 @@ def test_torch_tensors_are_copied_unless_zero_copy_torch(
     (tmp_path / "pyproject.toml").write_text("[tool.shmlint]\nzero-copy-torch = 1\n")
     assert main(["check", "--no-cache", str(source)]) == 2
     assert "tool.shmlint.zero-copy-torch must be true or false" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("annotation", "confidence"),
+    [
+        ('"np.ndarray"', "high"),  # np never imported: matched by its last component
+        ('"jax.Array"', "high"),  # jax never imported: only the spelling, `Array`, is left...
+        ("jax.Array", "medium"),  # ...imported, it resolves to jax's: no evidence
+        ("pa.Table", "high"),
+        ("Table", "medium"),  # the module's own class, not pyarrow's
+    ],
+)
+def test_type_names_resolve_through_imports_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], annotation: str, confidence: str
+) -> None:
+    source = tmp_path / "m.py"
+    imports = "import jax\n" if annotation == "jax.Array" else ""
+    imports += "import pyarrow as pa\n" if "pa." in annotation else ""
+    source.write_text(
+        f"import ray\n{imports}\n\nclass Table:\n    rows: list\n\n\n"
+        f"def fetch(ref) -> {annotation}:\n    return ray.get(ref)\n"
+    )
+    (found,) = _findings(capsys, "--min-confidence", "medium", str(source))
+    assert found["confidence"] == confidence

@@ -112,6 +112,7 @@ _PREFILTER_WORDS = (
     "detach_zero_copy_from_model_runner_output",
     "detach_zero_copy",
     "ray",
+    "remote",
     "experimental_compile",
     "CompiledDAG",
     "writeable",

@@ -23,10 +23,13 @@ from shmlint.facts.evidence import (
     leaves,
 )
 from shmlint.facts.kinds import (
+    AWAITS_READ,
     CORO,
     DAG,
     FUTURE,
     INPUT,
+    NEXT_REF,
+    RAY_QUEUE,
     REF,
     payload_kind,
     payload_kinds,
@@ -193,6 +196,22 @@ class ExpressionMixin(AnalysisBase):
                 loop.reads.add(label)
         return Value(frozenset({label}), direct=True)
 
+    def threaded_read(
+        self, node: ast.Call, qname: str | None, method: str | None, state: State
+    ) -> Value | None:
+        """``asyncio.to_thread(ray.get, ref)`` / ``loop.run_in_executor(pool, ray.get, ref)``:
+        an awaitable whose result is the read (None: not such a call)."""
+        if qname in catalog.TO_THREAD_CALLS:
+            function, rest = (node.args[0], node.args[1:]) if node.args else (None, [])
+        elif method in catalog.EXECUTOR_METHODS and len(node.args) >= 2:
+            function, rest = node.args[1], node.args[2:]
+        else:
+            return None
+        if function is None or self.call_name(function, state) not in catalog.RAY_GET:
+            return None
+        passed = union([self.value(arg, state) for arg in rest])
+        return Value(kinds=frozenset({AWAITS_READ}) | payload_kinds(passed.kinds))
+
     def callee_payload(self, target: ast.expr, *, remote_only: bool = False) -> Payload | None:
         """What the remote callable ``target`` returns (``f`` of ``f.remote()``, ``h.m`` of
         ``h.m.remote()``, through ``.options(...)``): a project function by its name, else an
@@ -231,10 +250,17 @@ class ExpressionMixin(AnalysisBase):
     def await_value(self, node: ast.Await, state: State) -> Value:
         """``await`` of ``execute_async()`` gives a future; awaiting the future reads."""
         inner = self.value(node.value, state)
+        payloads = payload_kinds(inner.kinds)
         if FUTURE in inner.kinds:
             return self.source(node, SourceKind.CHANNEL, payload=read_payload(inner.kinds))
         if CORO in inner.kinds:
-            return Value(kinds=frozenset({FUTURE}) | payload_kinds(inner.kinds))
+            return Value(kinds=frozenset({FUTURE}) | payloads)
+        if NEXT_REF in inner.kinds:
+            return Value(kinds=payloads)  # `await gen.__anext__()`: the next ref
+        if AWAITS_READ in inner.kinds or (payloads and not inner.kinds & {DAG, REF}):
+            # An ObjectRef (from `.remote()`, an `ObjectRef` annotation, a stored ref), a
+            # gather of refs, a wrapped `ref.future()`, a threaded `ray.get`: a read.
+            return self.source(node, SourceKind.OBJECT_STORE, payload=read_payload(inner.kinds))
         return inner.derived()
 
     def binop_value(self, node: ast.BinOp, state: State) -> Value:
@@ -267,6 +293,24 @@ class ExpressionMixin(AnalysisBase):
             return self.source(node, kind, origins, payload=read_payload(first.kinds))
         if qname in catalog.HANDLE_CALLS:
             return EMPTY  # `ray.put(x)` is a ref, not a view of `x`
+        threaded = self.threaded_read(node, qname, method, state)
+        if threaded is not None:
+            return threaded
+        if qname in catalog.RAY_QUEUES:
+            return Value(kinds=frozenset({RAY_QUEUE}))
+        if method is not None and RAY_QUEUE in receiver.kinds:
+            if method in catalog.QUEUE_READ_METHODS:
+                return self.source(node, SourceKind.OBJECT_STORE)
+            if method in catalog.QUEUE_ASYNC_READ_METHODS:
+                return Value(kinds=frozenset({AWAITS_READ}))
+        refs = payload_kinds(receiver.kinds)
+        if method is not None and refs and not receiver.kinds & {DAG, REF, CORO, FUTURE}:
+            if method in catalog.REF_FUTURE_METHODS:
+                return Value(kinds=refs)  # `ref.future()`: what it resolves to is the read
+            if method in catalog.FUTURE_RESULT_METHODS:
+                return self.source(node, SourceKind.OBJECT_STORE, payload=read_payload(refs))
+            if method in catalog.NEXT_REF_METHODS:
+                return Value(kinds=frozenset({NEXT_REF}) | refs)
         if method in catalog.REMOTE_METHODS and isinstance(func, ast.Attribute):
             # `f.remote(...)`, `handle.m.remote(...)`: a ref (what reading it returns is the
             # callee's declared return type), never a view of the arguments.
@@ -527,12 +571,19 @@ class ExpressionMixin(AnalysisBase):
         by their fields."""
         project = self.ctx.project
         scope = self.scope
-        tables = self.ctx.tables
+
+        def qualify(leaf: ast.expr) -> str | None:
+            root = leaf
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and scope.binds(root.id)):
+                return None  # a builtin, or a name the module never imports: by spelling
+            if project is None:
+                return qualified_name(leaf, scope)
+            return project.absolute_name(leaf, scope)
+
         if project is None:
-            return evidence(annotation, tables, None, lambda leaf: qualified_name(leaf, scope))
+            return evidence(annotation, self.ctx.tables, None, qualify)
         return evidence(
-            annotation,
-            tables,
-            lambda leaf: project.class_evidence(leaf, scope),
-            lambda leaf: project.absolute_name(leaf, scope),
+            annotation, self.ctx.tables, lambda leaf: project.class_evidence(leaf, scope), qualify
         )

@@ -8,7 +8,7 @@ from shmlint.analysis.dataflow.context import Facts
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.facts.evidence import names_type
-from shmlint.facts.kinds import DAG, REF
+from shmlint.facts.kinds import DAG, REF, UNKNOWN
 
 
 def handle_kinds(annotation: ast.expr) -> frozenset[str]:
@@ -19,6 +19,8 @@ def handle_kinds(annotation: ast.expr) -> frozenset[str]:
         # `Union[ObjectRef, CompiledDAGRef]` says "maybe a channel": not enough for `high`.
         if not names_type(annotation, catalog.PLAIN_REF_TYPES):
             return frozenset({REF})
+    if names_type(annotation, catalog.PLAIN_REF_TYPES):
+        return frozenset({UNKNOWN})  # an ObjectRef: awaiting it reads
     return frozenset()
 
 

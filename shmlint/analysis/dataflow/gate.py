@@ -1,7 +1,8 @@
 """Which bodies can make a read at all: the others are never analysed (reporting pass).
 
 A finding needs a label, and labels are only made at reads: ``ray.get`` (or an alias of it),
-``<ref>.get()``, ``await <future>``, configured sources. A function or class whose lines hold
+``<ref>.get()``, ``await <future>``, ``<future>.result()``, a Ray queue's ``get*``, configured
+sources. A function or class whose lines hold
 none of these cannot report anything, so the reporting pass skips it (and its Scope). The check
 is textual, on the lines a body spans, so it costs no tree walk; it may keep too much (a
 ``get(`` in a string), never too little. The facts pre-pass does not use the gate: handles
@@ -14,11 +15,14 @@ import ast
 import bisect
 import re
 
+from shmlint.basics import catalog
 from shmlint.basics.options import Options
 
 # No leading \b: a literal first character lets the regex engine scan fast. Matching inside a
 # longer word (`budget(`) only keeps a body that did not need keeping.
 _ALIAS = re.compile(r"get\s+as\s+(\w+)")
+# Other calls that read (a ref's future's `.result()`, a Ray queue's `get_nowait*`).
+_READ_METHODS = catalog.FUTURE_RESULT_METHODS | catalog.QUEUE_READ_METHODS
 
 
 class Gate:
@@ -27,6 +31,7 @@ class Gate:
     def __init__(self, text: str, options: Options, extra: frozenset[str] = frozenset()) -> None:
         # `extra`: functions of the project that return a read (their calls are reads too).
         names = {"get", *extra, *(n.rpartition(".")[2] for n in options.extend_sources)}
+        names |= _READ_METHODS
         names |= set(_ALIAS.findall(text))
         words = "|".join(sorted(re.escape(n) for n in names))
         pattern = re.compile(rf"(?:{words})\s*\(|await\b")
