@@ -97,8 +97,8 @@ MUTANTS = (
     Mutant(
         "prefilter-word",
         "shmlint/analysis/engine.py",
-        'r"\\bray\\b|experimental_compile|CompiledDAG|\\.remote\\("',
-        'r"\\bray\\b|CompiledDAG|\\.remote\\("',
+        'r"\\bray\\b|experimental_compile|CompiledDAG|\\.remote\\(|ObjectRef"',
+        'r"\\bray\\b|CompiledDAG|\\.remote\\(|ObjectRef"',
         "the prefilter skips files that only compile graphs",
     ),
     Mutant(

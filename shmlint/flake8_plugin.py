@@ -20,6 +20,8 @@ from typing import Any
 from shmlint._version import __version__
 from shmlint.analysis.engine import analyze_tree, may_contain_source
 from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.facts.classes import ExternalClasses
+from shmlint.facts.evidence import TypeTables
 from shmlint.facts.model import ProjectFacts
 
 
@@ -75,6 +77,8 @@ class Plugin:
         config = _config_for(directory.resolve())
         text = "\n".join(self._lines)
         facts = _load_summary(self.summary) if self.summary else None
+        if facts is not None and config.options.external_types:
+            facts.external = ExternalClasses(TypeTables.for_options(config.options))
         if not may_contain_source(text, config.options):
             if facts is None or not facts.may_matter(text):
                 return

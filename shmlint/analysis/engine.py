@@ -33,8 +33,9 @@ from shmlint.facts.view import ProjectView
 
 # A file that mentions none of these cannot contain a source: it is never parsed.
 LINES = re.compile(r"\r\n|\r|\n")
-# `.remote(` too: an agent loop can await `handle.m.remote()` without importing ray.
-_SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG|\.remote\(")
+# `.remote(` and `ObjectRef` too: an agent loop can await `handle.m.remote()`, or a parameter
+# annotated `ObjectRef`, without spelling `ray` itself.
+_SOURCE_WORDS = re.compile(r"\bray\b|experimental_compile|CompiledDAG|\.remote\(|ObjectRef")
 TOO_DEEP = "the file is too deeply nested to analyse"
 
 
@@ -168,7 +169,8 @@ def own_view(
     (the per-file run; phase 1 also records flows and questions through it)."""
     module, is_package = module_name(path, config.root)
     summary = summarize_syntax(tree, module, path, is_package, scope)
-    facts = merge([summary], TypeTables.for_options(config.options))
+    options = config.options
+    facts = merge([summary], TypeTables.for_options(options), options.external_types)
     return summary, ProjectView(facts, module, is_package, recorder, questions)
 
 

@@ -158,6 +158,7 @@ _KEYS = frozenset(
         "extend-sanitizers",
         "array-types",
         "zero-copy-torch",
+        "external-types",
         "ref-name-pattern",
         "helper",
         "helper-style",
@@ -227,11 +228,15 @@ def _options(table: Mapping[str, Any], where: str) -> Options:
             re.compile(pattern)
         except re.error as error:
             raise ConfigError(f"{where}: tool.shmlint.ref-name-pattern: {error}") from None
-    zero_copy_torch = table.get("zero-copy-torch", False)
-    if not isinstance(zero_copy_torch, bool):
-        raise ConfigError(f"{where}: tool.shmlint.zero-copy-torch must be true or false")
+    switches: dict[str, bool] = {}
+    for key, default in (("zero-copy-torch", False), ("external-types", True)):
+        value = table.get(key, default)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: tool.shmlint.{key} must be true or false")
+        switches[key] = value
     return Options(
-        zero_copy_torch=zero_copy_torch,
+        zero_copy_torch=switches["zero-copy-torch"],
+        external_types=switches["external-types"],
         extend_sources=frozenset(_strings(table, "extend-sources", where) or ()),
         extend_sanitizers=frozenset(_strings(table, "extend-sanitizers", where) or ()),
         array_types=frozenset(_strings(table, "array-types", where) or ()),

@@ -19,6 +19,8 @@ class Options:
     min_confidence: Confidence = Confidence.HIGH
     # Ray copies torch tensors unless RAY_ENABLE_ZERO_COPY_TORCH_TENSORS is set; this mirrors it.
     zero_copy_torch: bool = False
+    # Rate payload classes of installed packages by their source (`external-types`).
+    external_types: bool = True
 
     def ref_name_regex(self) -> re.Pattern[str] | None:
         """The compiled ``ref-name-pattern`` (None when unset)."""

@@ -62,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="torch tensors come back zero-copy (RAY_ENABLE_ZERO_COPY_TORCH_TENSORS is set)",
     )
     check.add_argument(
+        "--no-external-types",
+        action="store_true",
+        help="do not read payload classes of installed packages (rate them unknown)",
+    )
+    check.add_argument(
         "--output-format", choices=["text", "json", "sarif", "github"], default="text"
     )
     check.add_argument("--output-file", type=Path, help="write the report to this file")
@@ -109,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ignore",
         "--min-confidence",
         "--zero-copy-torch",
+        "--no-external-types",
         "--isolated",
         "--no-cache",
         "--cache-dir",
@@ -148,6 +154,8 @@ def _load(args: argparse.Namespace) -> Config:
         options = dataclasses.replace(options, min_confidence=Confidence(args.min_confidence))
     if args.zero_copy_torch:
         options = dataclasses.replace(options, zero_copy_torch=True)
+    if args.no_external_types:
+        options = dataclasses.replace(options, external_types=False)
     if options is not config.options:
         changes["options"] = options
     return dataclasses.replace(config, **changes) if changes else config

@@ -4,9 +4,11 @@ declaring module, transitively through records, ``Optional``, unions and base cl
 from __future__ import annotations
 
 import ast
+import functools
 
 from shmlint.basics.names import dotted_name
 from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves
+from shmlint.facts.external import defining_module
 from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 
@@ -20,10 +22,15 @@ class ClassResolver:
     """Resolves every class's field evidence, transitively and cycle-safe."""
 
     def __init__(
-        self, summaries: list[ModuleSummary], facts: ProjectFacts, tables: TypeTables
+        self,
+        summaries: list[ModuleSummary],
+        facts: ProjectFacts,
+        tables: TypeTables,
+        external: bool = False,
     ) -> None:
         self.facts = facts
         self.tables = tables
+        self.external = external  # read classes of installed packages (facts.external)
         self.infos = {c.name: (s, c) for s in summaries for c in s.classes}
         self.locals = {
             s.module: {c.name.rpartition(".")[2] for c in s.classes}
@@ -56,6 +63,8 @@ class ClassResolver:
         done = self.facts.classes.get(name)
         if done is not None:
             return done.evidence
+        if name not in self.infos and self.external and name not in self.in_progress:
+            self.add_external(name)
         if name in self.in_progress or name not in self.infos:
             return Evidence.UNKNOWN
         self.in_progress.add(name)
@@ -91,6 +100,22 @@ class ClassResolver:
             name, summary.path, info.line, bases, tuple(fields.values()), result, info.record
         )
         return result
+
+    def add_external(self, name: str) -> None:
+        """Make the installed module defining class ``name`` known (its classes only)."""
+        found = defining_module(name)
+        if found is None:
+            return
+        summary, real = found
+        for info in summary.classes:
+            self.infos.setdefault(info.name, (summary, info))
+        if real != name:
+            self.infos.setdefault(name, self.infos[real])  # a re-export
+        self.locals.setdefault(
+            summary.module,
+            {c.name.rpartition(".")[2] for c in summary.classes}
+            | {f.name.rpartition(".")[2] for f in summary.functions},
+        )
 
     def return_evidence(
         self, summary: ModuleSummary, annotation: str
@@ -146,3 +171,22 @@ class ClassResolver:
             return found, False
         zero_copy = evidence(node, self.tables, zero_copy_leaf, qualify)
         return found, zero_copy is Evidence.ARRAYS
+
+
+class ExternalClasses:
+    """Rates classes of installed packages by name (``ProjectFacts.external``), read from
+    their source on the interpreter's path; cached per process."""
+
+    def __init__(self, tables: TypeTables) -> None:
+        self.tables = tables
+
+    def lookup(self, name: str) -> ClassFact | None:
+        """The class ``name`` of an installed package, or None (not found, or not a class)."""
+        return _external_class(name, self.tables)
+
+
+@functools.lru_cache(maxsize=4096)
+def _external_class(name: str, tables: TypeTables) -> ClassFact | None:
+    resolver = ClassResolver([], ProjectFacts(), tables, external=True)
+    resolver.resolve(name)
+    return resolver.facts.classes.get(name)

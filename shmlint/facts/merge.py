@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shmlint.facts.classes import ClassResolver
+from shmlint.facts.classes import ClassResolver, ExternalClasses
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
 from shmlint.facts.model import ProjectFacts, ReturnFact
 from shmlint.facts.summary import ModuleSummary
 
 
-def merge(summaries: Iterable[ModuleSummary], tables: TypeTables) -> ProjectFacts:
-    """Merge module summaries into project facts (phase 1's last step)."""
+def merge(
+    summaries: Iterable[ModuleSummary],
+    tables: TypeTables,
+    external: bool = False,
+    types: Iterable[str] = (),
+) -> ProjectFacts:
+    """Merge module summaries into project facts (phase 1's last step). ``external``: classes
+    of installed packages are read and rated (those the project's classes name, and ``types``:
+    the type names phase 1 asked about), and looked up on demand later."""
     summaries = list(summaries)
     facts = ProjectFacts()
     for summary in summaries:
@@ -22,9 +29,14 @@ def merge(summaries: Iterable[ModuleSummary], tables: TypeTables) -> ProjectFact
         facts.functions.update(f.name for f in summary.functions)
         for c in summary.classes:
             facts.functions.discard(c.name)
-    resolver = ClassResolver(summaries, facts, tables)
+    resolver = ClassResolver(summaries, facts, tables, external)
     resolver.resolve_all()
     facts._canonical.clear()  # names looked up while classes were still being added
+    if external:
+        for name in sorted(types):
+            resolver.resolve(facts.canonical(name))
+        facts._canonical.clear()
+        facts.external = ExternalClasses(tables)
     _functions(summaries, facts, resolver)
     propagate_kinds(summaries, facts)
     propagate_reads(summaries, facts)

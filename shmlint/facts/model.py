@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payload
@@ -80,6 +80,13 @@ class ReadChain:
     via: tuple[str, ...]
 
 
+class ExternalLookup(Protocol):
+    """Rates classes of installed packages by name (see shmlint.facts.external)."""
+
+    def lookup(self, name: str) -> ClassFact | None:
+        """The class ``name`` read from an installed package, or None."""
+
+
 @dataclasses.dataclass(slots=True)
 class ProjectFacts:
     """Merged facts of a project (or of one file, in per-file mode)."""
@@ -95,6 +102,10 @@ class ProjectFacts:
     returns: dict[str, ReturnFact] = dataclasses.field(default_factory=dict)
     remote: set[str] = dataclasses.field(default_factory=set)
     actor_methods: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    # Classes outside the tree, looked up by name on demand (None: `external-types = false`).
+    # Not serialised: who loads facts attaches it (the classes phase 1 asked about are merged
+    # into ``classes``, so they count in the digest).
+    external: ExternalLookup | None = dataclasses.field(default=None, repr=False, compare=False)
     _readers: tuple[frozenset[str], dict[str, frozenset[str]]] | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
@@ -151,6 +162,15 @@ class ProjectFacts:
             if fact is not None:
                 todo.extend(fact.bases)
         return kinds
+
+    def class_named(self, name: str) -> ClassFact | None:
+        """The class ``name`` (canonical or absolute): the project's, else an installed
+        package's when external types are on."""
+        name = self.canonical(name)
+        fact = self.classes.get(name)
+        if fact is None and self.external is not None:
+            fact = self.external.lookup(name)
+        return fact
 
     def function_payload(self, name: str) -> Payload | None:
         """What calling (or reading the ref of) project function ``name`` gives; None when
@@ -212,7 +232,7 @@ class ProjectFacts:
             return repr(self.returned_reads.get(self.canonical(key)))
         if kind == "c":
             # What the analysis uses of a class: its evidence, and (SHM301) its array fields.
-            fact = self.classes.get(self.canonical(key))
+            fact = self.class_named(key)
             if fact is None:
                 return Evidence.UNKNOWN.name
             fields = fact.array_fields()
@@ -223,7 +243,7 @@ class ProjectFacts:
         if kind == "m":
             return repr(self.actor_method_payload(key))
         if kind == "F":
-            fact = self.classes.get(self.canonical(key))
+            fact = self.class_named(key)
             if fact is None:
                 return "None"
             return repr((fact.record, [(f.name, f.evidence.name) for f in fact.fields]))

@@ -102,7 +102,7 @@ class ProjectView:
     def constructed_class(self, name: str) -> ClassFact | None:
         """The project class ``name`` (canonical or absolute) whose constructor is called."""
         self._ask(f"F:{name}")
-        return self.facts.classes.get(self.facts.canonical(name))
+        return self.facts.class_named(name)
 
     def class_fact(self, leaf: ast.expr, scope: Scope) -> ClassFact | None:
         """The project class a type name in an annotation names, if any."""
@@ -110,7 +110,7 @@ class ProjectView:
         if name is None:
             return None
         self._ask(f"c:{name}")
-        return self.facts.classes.get(self.facts.canonical(name))
+        return self.facts.class_named(name)
 
     def class_evidence(self, leaf: ast.expr, scope: Scope) -> Evidence:
         """What a type name in an annotation says, when it names a project class."""

@@ -68,6 +68,7 @@ def config_digest(config: Config) -> str:
         "extend_sanitizers": sorted(options.extend_sanitizers),
         "array_types": sorted(options.array_types),
         "zero_copy_torch": options.zero_copy_torch,
+        "external_types": options.external_types,
         "ref_name_pattern": options.ref_name_pattern,
         "min_confidence": options.min_confidence.value,
     }

@@ -20,6 +20,7 @@ from typing import TypeVar
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
+from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.closure import close, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.merge import merge
@@ -230,7 +231,7 @@ def _merged(
         facts_key = "f" + _run_digest(keys)
         cached = cache.get_facts(facts_key)
         if cached is not None:
-            return cached
+            return with_external(cached, config)
     analysed = [f.summary for f in firsts if f is not None and f.summary is not None]
     for index, item in enumerate(firsts):
         if item is not None and item.summary is not None:
@@ -246,16 +247,34 @@ def _merged(
         unique = {id(s): s for s in summaries}
         return sorted(unique.values(), key=lambda s: modules.order[id(s)])
 
-    facts = merge(in_file_order([*analysed, *reached]), TypeTables.for_options(config.options))
+    options = config.options
+    tables = TypeTables.for_options(options)
+    # The classes phase 1 asked about: an installed package's are rated now (into the digest).
+    types = {
+        question.partition(":")[2]
+        for item in firsts
+        if item is not None
+        for question, _ in item.questions
+        if question[:2] in ("c:", "F:")
+    }
+    external = options.external_types
+    facts = merge(in_file_order([*analysed, *reached]), tables, external, types)
     callers = [s for s in map(modules.load_index, modules.callers(facts)) if s is not None]
     if callers:
         # Their imports decide whether they call a reader: the facts must resolve them too.
         more = {target for s in callers for _, target in s.imports}
         extra = close(more, loaders)
         everything = in_file_order([*analysed, *reached, *extra, *callers])
-        facts = merge(everything, TypeTables.for_options(config.options))
+        facts = merge(everything, tables, external, types)
     if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
+    return facts
+
+
+def with_external(facts: ProjectFacts, config: Config) -> ProjectFacts:
+    """Facts loaded from JSON, with the on-demand lookup of installed packages' classes."""
+    if config.options.external_types:
+        facts.external = ExternalClasses(TypeTables.for_options(config.options))
     return facts
 
 

@@ -113,6 +113,7 @@ _PREFILTER_WORDS = (
     "detach_zero_copy",
     "ray",
     "remote",
+    "ObjectRef",
     "experimental_compile",
     "CompiledDAG",
     "writeable",

@@ -1,0 +1,100 @@
+"""Payload classes from installed packages: a class named in an annotation but defined outside
+the checked tree (``from vllm.v1.outputs import ModelRunnerOutput`` in a vLLM plugin) is rated
+by its fields when its module's source is on the running interpreter's path.
+
+The source is found without importing anything (the top-level package's spec, then the path of
+each submodule), read and summarised like a project module, never executed. Summaries are cached
+per process by file path and modification time; the standard library and the array libraries
+themselves (whose types the catalog already rates) are never read.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+
+from shmlint.basics.names import Scope
+from shmlint.facts.collect import summarize_syntax
+from shmlint.facts.summary import ModuleSummary
+
+# Never read: the catalog rates their types by name, and they are large.
+_SKIPPED_ROOTS = frozenset(
+    {"numpy", "torch", "pandas", "pyarrow", "ray", "jax", "typing_extensions", "__future__"}
+) | frozenset(sys.stdlib_module_names)
+_MAX_BYTES = 2_000_000  # a generated or vendored giant is not a payload class's home
+
+
+@functools.lru_cache(maxsize=4096)
+def module_file(module: str) -> tuple[Path, bool] | None:
+    """The source file of ``module`` on the interpreter's path (and whether it is a package's
+    ``__init__``), found without importing: the top-level package's spec, then the files."""
+    root, *rest = module.split(".")
+    if root in _SKIPPED_ROOTS or not root.isidentifier():
+        return None
+    try:
+        spec = importlib.util.find_spec(root)  # a top-level name: nothing is imported
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if not rest:
+        origin = spec.origin
+        if origin and origin.endswith(".py"):
+            return Path(origin), origin.endswith("__init__.py")
+        return None
+    for location in spec.submodule_search_locations or ():
+        base = Path(location, *rest)
+        if base.with_suffix(".py").is_file():
+            return base.with_suffix(".py"), False
+        if (base / "__init__.py").is_file():
+            return base / "__init__.py", True
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _summary(path: Path, mtime_ns: int, module: str, is_package: bool) -> ModuleSummary | None:
+    try:
+        if path.stat().st_size > _MAX_BYTES:
+            return None
+        text = path.read_text(encoding="utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+        scope = Scope(tree, None, walrus=":=" in text)
+        return summarize_syntax(tree, module, str(path), is_package, scope)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def module_summary(module: str) -> ModuleSummary | None:
+    """The summary of an installed module (None: not found, unreadable, or skipped)."""
+    found = module_file(module)
+    if found is None:
+        return None
+    path, is_package = found
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _summary(path, mtime, module, is_package)
+
+
+def defining_module(name: str, depth: int = 4) -> tuple[ModuleSummary, str] | None:
+    """The installed module that defines class ``name`` (``pkg.mod.Class``) and the class's
+    own qualified name there (re-exports followed a few steps), if any."""
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        summary = module_summary(".".join(parts[:cut]))
+        if summary is None:
+            continue
+        if any(c.name == name for c in summary.classes):
+            return summary, name
+        target = dict(summary.imports).get(parts[cut]) if cut == len(parts) - 1 else None
+        if target is not None and depth > 0 and target != name:
+            return defining_module(target, depth - 1)  # `from .outputs import X` re-exported
+        return None
+    return None

@@ -1,0 +1,103 @@
+"""Payload classes from installed packages: read from source on the interpreter's path, never
+imported (the package below raises if it is), switched off by --no-external-types or config."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+OUTPUTS = """\
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+
+class LogprobsLists(NamedTuple):
+    logprobs: np.ndarray
+    cu_num_generated_tokens: list[int] | None
+
+
+@dataclass
+class ModelRunnerOutput:
+    req_ids: list[str]
+    logprobs: LogprobsLists | None
+
+
+@dataclass
+class Stats:
+    count: int
+"""
+
+PLUGIN = """\
+import ray
+from extpkg import ModelRunnerOutput
+from extpkg.outputs import Stats
+
+
+class Plugin:
+    def step(self, ref) -> ModelRunnerOutput:
+        return ray.get(ref)
+
+    def stats(self, ref) -> Stats:
+        return ray.get(ref)
+"""
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Path:
+    package = tmp_path / "site" / "extpkg"
+    package.mkdir(parents=True)
+    # A re-export in the package's __init__, which must never run.
+    (package / "__init__.py").write_text(
+        "from extpkg.outputs import ModelRunnerOutput\n"
+        "raise RuntimeError('shmlint imported an installed package')\n"
+    )
+    (package / "outputs.py").write_text(OUTPUTS)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "plugin.py").write_text(PLUGIN)
+    return project
+
+
+def _check(project: Path, *args: str) -> list[dict[str, object]]:
+    environment = {**os.environ, "PYTHONPATH": str(project.parent / "site")}
+    command = [sys.executable, "-m", "shmlint", "check", "--no-cache", "--output-format", "json"]
+    completed = subprocess.run(
+        [*command, "--min-confidence", "medium", *args, "plugin.py"],
+        cwd=project,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode in (0, 1), completed.stderr
+    return json.loads(completed.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+def test_an_installed_payload_class_is_rated_by_its_fields(plugin: Path, mode: list[str]) -> None:
+    (found,) = _check(plugin, *mode)  # `Stats` holds no arrays: its read is not reported
+    assert (found["line"], found["confidence"]) == (8, "high")
+    assert found["evidence"] == (
+        "the declared return type `ModelRunnerOutput` holds arrays (`logprobs`)"
+    )
+
+
+def test_external_types_can_be_switched_off(plugin: Path) -> None:
+    unknown = {(8, "medium"), (11, "medium")}
+    found = _check(plugin, "--no-external-types")
+    assert {(f["line"], f["confidence"]) for f in found} == unknown
+    (plugin / "pyproject.toml").write_text("[tool.shmlint]\nexternal-types = false\n")
+    assert {(f["line"], f["confidence"]) for f in _check(plugin)} == unknown
+
+
+def test_a_missing_package_leaves_the_payload_unknown(plugin: Path) -> None:
+    (plugin.parent / "site" / "extpkg" / "outputs.py").unlink()
+    found = _check(plugin)
+    assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
