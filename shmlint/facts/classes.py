@@ -4,7 +4,9 @@ declaring module, transitively through records, ``Optional``, unions and base cl
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
+import os
 
 from shmlint.basics.names import dotted_name
 from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves
@@ -107,6 +109,8 @@ class ClassResolver:
         if found is None:
             return
         summary, real = found
+        with contextlib.suppress(OSError):
+            self.facts.external_files[summary.path] = os.stat(summary.path).st_mtime_ns
         for info in summary.classes:
             self.infos.setdefault(info.name, (summary, info))
         if real != name:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from typing import Any, Protocol
 
@@ -102,6 +103,9 @@ class ProjectFacts:
     returns: dict[str, ReturnFact] = dataclasses.field(default_factory=dict)
     remote: set[str] = dataclasses.field(default_factory=set)
     actor_methods: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    # Installed packages' files whose classes are in ``classes``, with their mtime: cached
+    # facts are stale when one of them changed (a package upgrade).
+    external_files: dict[str, int] = dataclasses.field(default_factory=dict)
     # Classes outside the tree, looked up by name on demand (None: `external-types = false`).
     # Not serialised: who loads facts attaches it (the classes phase 1 asked about are merged
     # into ``classes``, so they count in the digest).
@@ -368,6 +372,7 @@ class ProjectFacts:
             },
             "remote": sorted(self.remote),
             "actor_methods": {m: list(n) for m, n in sorted(self.actor_methods.items())},
+            "external_files": dict(sorted(self.external_files.items())),
         }
 
     @classmethod
@@ -403,7 +408,18 @@ class ProjectFacts:
         }
         facts.remote = set(data["remote"])
         facts.actor_methods = {m: tuple(n) for m, n in data["actor_methods"].items()}
+        facts.external_files = {str(p): int(t) for p, t in data["external_files"].items()}
         return facts
+
+    def external_files_changed(self) -> bool:
+        """True when an installed file these facts read has changed or gone since."""
+        for path, mtime in self.external_files.items():
+            try:
+                if os.stat(path).st_mtime_ns != mtime:
+                    return True
+            except OSError:
+                return True
+        return False
 
 
 __all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain", "ReturnFact"]

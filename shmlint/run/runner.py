@@ -113,11 +113,12 @@ def check_project(
         if cache is not None and stored is not None:
             cache.put_first_pass(stored, computed)
     modules = _Deferred(files, contents, firsts, keys, config, cache)
-    facts = _merged(firsts, keys, config, cache, modules)
+    facts, served = _merged(firsts, keys, config, cache, modules)
     # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts do):
     # a warm run reads the decision instead of asking every file again.
     plan_key = "g" + _run_digest(keys) if cache is not None else None
-    plan = cache.get_plan(plan_key) if cache is not None and plan_key is not None else None
+    # (Facts merged anew, though the run's keys are the same: an installed package changed.)
+    plan = cache.get_plan(plan_key) if served and cache and plan_key else None
     if plan is None:
         for index in modules.callers(facts):
             item = firsts[index]
@@ -223,15 +224,15 @@ def _merged(
     config: Config,
     cache: Cache | None,
     modules: _Deferred,
-) -> ProjectFacts:
+) -> tuple[ProjectFacts, bool]:
     """Merge the summaries of the analysed modules and of the deferred modules they reach;
-    cached under the digest of every phase-1 key of the run."""
+    cached under the digest of every phase-1 key of the run. True: served from the cache."""
     facts_key = None
     if cache is not None:
         facts_key = "f" + _run_digest(keys)
         cached = cache.get_facts(facts_key)
-        if cached is not None:
-            return with_external(cached, config)
+        if cached is not None and not cached.external_files_changed():
+            return with_external(cached, config), True
     analysed = [f.summary for f in firsts if f is not None and f.summary is not None]
     for index, item in enumerate(firsts):
         if item is not None and item.summary is not None:
@@ -268,7 +269,7 @@ def _merged(
         facts = merge(everything, tables, external, types)
     if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
-    return facts
+    return facts, False
 
 
 def with_external(facts: ProjectFacts, config: Config) -> ProjectFacts:

@@ -101,3 +101,27 @@ def test_a_missing_package_leaves_the_payload_unknown(plugin: Path) -> None:
     (plugin.parent / "site" / "extpkg" / "outputs.py").unlink()
     found = _check(plugin)
     assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
+
+
+def test_a_warm_run_notices_the_installed_package_changing(plugin: Path) -> None:
+    environment = {**os.environ, "PYTHONPATH": str(plugin.parent / "site")}
+    command = [sys.executable, "-m", "shmlint", "check", "--output-format", "json", "plugin.py"]
+
+    def run() -> list[dict[str, object]]:
+        completed = subprocess.run(
+            [*command, "--cache-dir", str(plugin / "cache")],
+            cwd=plugin,
+            env=environment,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return json.loads(completed.stdout)  # type: ignore[no-any-return]
+
+    assert [f["line"] for f in run()] == [8]
+    assert [f["line"] for f in run()] == [8]  # warm
+    outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
+    outputs.write_text(OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
+    stat = outputs.stat()
+    os.utime(outputs, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert run() == []  # ModelRunnerOutput holds no arrays any more
