@@ -42,7 +42,7 @@ class ClassResolver:
         self.in_progress: set[str] = set()
 
     def resolve_all(self) -> None:
-        for name in self.infos:
+        for name in list(self.infos):  # installed classes are added while resolving
             self.resolve(name)
 
     def qualify(self, summary: ModuleSummary, dotted: str) -> str:

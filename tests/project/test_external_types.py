@@ -125,3 +125,22 @@ def test_a_warm_run_notices_the_installed_package_changing(plugin: Path) -> None
     stat = outputs.stat()
     os.utime(outputs, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     assert run() == []  # ModelRunnerOutput holds no arrays any more
+
+
+def test_a_project_record_with_a_field_of_an_installed_class(plugin: Path) -> None:
+    (plugin / "records.py").write_text(
+        "import dataclasses\n\nimport ray\nfrom extpkg.outputs import ModelRunnerOutput\n\n\n"
+        "@dataclasses.dataclass\nclass Step:\n    output: ModelRunnerOutput\n\n\n"
+        "def fetch(ref) -> Step:\n    return ray.get(ref)\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(plugin.parent / "site")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "shmlint", "check", "--no-cache", "records.py"],
+        cwd=plugin,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert "(the declared return type `Step` holds arrays (`output`))" in completed.stdout
