@@ -149,8 +149,9 @@ NEUTRAL_GENERICS = frozenset(
 )
 
 # Generic types that stand for what they eventually give, their last argument: a future, an
-# awaitable, a coroutine's return type, a Ray ref (`ObjectRef[np.ndarray]` reads an array).
-RESULT_WRAPPERS = frozenset({"Future", "Awaitable", "Coroutine", "Task", "ObjectRef"})
+# awaitable, a coroutine's return type. (`ObjectRef[X]` is a ref, which holds no buffer: its
+# payload X is what reading it gives, carried with the ref.)
+RESULT_WRAPPERS = frozenset({"Future", "Awaitable", "Coroutine", "Task"})
 
 # --- sanitizers ---------------------------------------------------------------------------------
 

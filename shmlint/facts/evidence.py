@@ -79,6 +79,13 @@ def _tables(array_types: frozenset[str], zero_copy_torch: bool) -> TypeTables:
 DEFAULT_TABLES = TypeTables.for_options(Options())
 
 
+def unquoted(annotation: ast.expr) -> ast.expr | None:
+    """A string annotation parsed (``"ObjectRef[int]"``); any other as it is."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return _parse_string(annotation.value)
+    return annotation
+
+
 def _parse_string(text: str) -> ast.expr | None:
     try:
         parsed = ast.parse(text.strip(), mode="eval")

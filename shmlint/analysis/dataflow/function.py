@@ -12,9 +12,11 @@ from shmlint.analysis.dataflow.facts import handle_kinds
 from shmlint.analysis.dataflow.frames import LoopFrame
 from shmlint.analysis.dataflow.statements import StatementMixin
 from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
+from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
-from shmlint.basics.names import Scope
-from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence
+from shmlint.basics.names import Scope, last_name
+from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, unquoted
+from shmlint.facts.kinds import UNKNOWN, payload_kind
 from shmlint.facts.summary import Flow, ReadInfo
 
 
@@ -91,7 +93,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
                 self.annotations.setdefault(sub.target.id, sub.annotation)
         for name, annotation in self.annotations.items():
-            kinds = handle_kinds(annotation)
+            kinds = self.annotated_kinds(annotation)
             if kinds:
                 self.annotation_kinds[name] = kinds
         project = self.ctx.project
@@ -176,7 +178,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 value = dataclasses.replace(
                     value, evidence=evidence, why=own.why, model_output=own.model_output
                 )
-            value = dataclasses.replace(value, kinds=value.kinds | handle_kinds(annotation))
+            value = dataclasses.replace(value, kinds=value.kinds | self.annotated_kinds(annotation))
         state.vars[name] = value
         state.bound_at[name] = Site.of(target)
         if isinstance(self.node, ast.Module) and value.kinds:
@@ -311,6 +313,20 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             if isinstance(sub, ast.Name):
                 state.vars[sub.id] = value
                 state.bound_at[sub.id] = Site.of(sub)
+
+    def annotated_kinds(self, annotation: ast.expr) -> frozenset[str]:
+        """Handle kinds an annotation gives; ``ObjectRef[X]`` is a ref whose read gives X."""
+        kinds = handle_kinds(annotation)
+        parsed = unquoted(annotation)
+        if (
+            UNKNOWN in kinds
+            and isinstance(parsed, ast.Subscript)
+            and last_name(parsed.value) in catalog.PLAIN_REF_TYPES
+        ):
+            payload = self.annotation_payload(parsed.slice, "the ref's annotation")
+            if payload.known:
+                kinds = (kinds - {UNKNOWN}) | {payload_kind(payload)}
+        return kinds
 
     def returns_serialized(self) -> bool:
         """True in a ``@ray.remote`` function or an actor method that the project never calls
