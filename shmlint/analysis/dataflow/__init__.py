@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["RawFinding", "analyze_module"]
 
 # A module needs the facts pre-pass (handles stored on attributes or returned by functions)
-# only if it can make compiled-graph handles at all.
-_HANDLE_WORDS = ("experimental_compile", "CompiledDAG", "execute_async")
+# only if it can make compiled-graph handles or object refs (whose await is a read) at all.
+_HANDLE_WORDS = ("experimental_compile", "CompiledDAG", "execute_async", ".remote(", "ObjectRef")
 _FACT_ROUNDS = 3
 
 
