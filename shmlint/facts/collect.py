@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope, dotted_name, last_name
 from shmlint.facts.evidence import PASSES_INPUT
@@ -179,7 +180,8 @@ def _evident_type(node: ast.expr, names: _Namer) -> str | None:
         if (head == "numpy" or head.startswith("numpy.")) and last in _NUMPY_CONSTRUCTORS:
             return "numpy.ndarray"
         if head == "torch" and last[:1].islower():
-            return "torch.Tensor"
+            # `torch.from_numpy(x)` shares x's buffer: not the copied tensor Ray hands back.
+            return None if last in catalog.TORCH_VIEW_FUNCTIONS else "torch.Tensor"
         if not head and last in _BUILTIN_RESULTS:
             return _BUILTIN_RESULTS[last]
         if head and last[:1].isupper():
@@ -197,6 +199,13 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
     returned = [
         s.value for s in statements(node.body, into_scopes=False) if isinstance(s, ast.Return)
     ]
+    rebound = {
+        n.id
+        for s in statements(node.body, into_scopes=False)
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    }
+    inputs -= rebound
     if returned and all(isinstance(v, ast.Name) and v.id in inputs for v in returned):
         return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
     for statement in statements(node.body, into_scopes=False):

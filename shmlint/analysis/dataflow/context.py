@@ -43,6 +43,7 @@ class Facts:
     module_annotations: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
     return_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     module_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    coroutines: set[str] = dataclasses.field(default_factory=set)  # `async def`s, by key
 
     def merge_kinds(
         self, table: dict[str, frozenset[str]], key: str, kinds: frozenset[str]

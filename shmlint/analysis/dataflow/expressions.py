@@ -196,6 +196,17 @@ class ExpressionMixin(AnalysisBase):
                 loop.reads.add(label)
         return Value(frozenset({label}), direct=True)
 
+    def awaits_own_coroutine(self, node: ast.expr) -> bool:
+        """``await self.m(...)`` / ``await f(...)`` of an ``async def`` of this module."""
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        if isinstance(func, ast.Name) and self.scope.resolve(func.id) is None:
+            return func.id in self.ctx.facts.coroutines
+        if isinstance(func, ast.Attribute) and self.is_self(func.value) and self.class_name:
+            return f"{self.class_name}.{func.attr}" in self.ctx.facts.coroutines
+        return False
+
     def threaded_read(
         self, node: ast.Call, qname: str | None, method: str | None, state: State
     ) -> Value | None:
@@ -233,7 +244,7 @@ class ExpressionMixin(AnalysisBase):
         )
         if name is not None:
             found = project.function_payload(name)
-            if found is not None and (not remote_only or project.facts.is_remote(name)):
+            if found is not None and (not remote_only or project.is_remote(name)):
                 return found
         if isinstance(target, ast.Attribute):
             found = project.actor_method_payload(target.attr)
@@ -250,6 +261,8 @@ class ExpressionMixin(AnalysisBase):
     def await_value(self, node: ast.Await, state: State) -> Value:
         """``await`` of ``execute_async()`` gives a future; awaiting the future reads."""
         inner = self.value(node.value, state)
+        if self.awaits_own_coroutine(node.value):
+            return inner  # a project coroutine's result: what it returns (a ref stays a ref)
         payloads = payload_kinds(inner.kinds)
         if FUTURE in inner.kinds:
             return self.source(node, SourceKind.CHANNEL, payload=read_payload(inner.kinds))
@@ -323,7 +336,11 @@ class ExpressionMixin(AnalysisBase):
         if method in catalog.BIND_METHODS and isinstance(func, ast.Attribute):
             payload = self.callee_payload(func.value, remote_only=True)
             if payload is not None:  # a compiled-graph node: its output is the method's
-                return Value(kinds=frozenset({payload_kind(payload)}))
+                kinds = frozenset({payload_kind(payload)})
+                upstream = payload_kinds(args[0].kinds) if args else frozenset()
+                if INPUT in kinds and upstream:
+                    kinds = upstream  # an echo stage passes on its upstream node's output
+                return Value(kinds=kinds)
         if method is not None:
             handle = self.handle_call(method, receiver, node)
             if handle is not None:
@@ -382,7 +399,7 @@ class ExpressionMixin(AnalysisBase):
         if not project.is_project_callable(callee):
             # A library call (`MultiOutputNode([...])`) passes on what its refs will read;
             # `enumerate(refs)`, `zip(...)`, `list(...)` pass on the refs themselves.
-            kinds |= payload_kinds(result.kinds)
+            kinds |= payload_kinds(result.kinds) | (result.kinds & {AWAITS_READ, NEXT_REF})
             if callee in catalog.REF_PASSING_BUILTINS:
                 kinds |= result.kinds & {REF}
         if self.ctx.recording:
@@ -434,9 +451,14 @@ class ExpressionMixin(AnalysisBase):
         """A project class built from values: each value is rated by the field it enters (by
         keyword, or by position for records): an array-free field holds none of a read's
         buffer, an array field is array evidence for what enters it."""
+        if not fact.record:
+            return result  # an `__init__`'s parameters are not its fields
         by_name = {f.name: f for f in fact.fields}
         placed: list[tuple[Value, FieldFact | None]] = []
-        positional = fact.record and not any(isinstance(a, ast.Starred) for a in node.args)
+        # Positions are fields only for NamedTuples (a dataclass may have `init=False` or
+        # keyword-only fields; pydantic models take keywords).
+        named_tuple = any(base.rpartition(".")[2] == "NamedTuple" for base in fact.bases)
+        positional = named_tuple and not any(isinstance(a, ast.Starred) for a in node.args)
         for index, value in enumerate(args):
             field = fact.fields[index] if positional and index < len(fact.fields) else None
             placed.append((value, field))

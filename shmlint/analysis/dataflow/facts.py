@@ -36,6 +36,8 @@ def collect_annotations(tree: ast.Module, facts: Facts) -> None:
     for statement in tree.body:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             facts.module_annotations.setdefault(statement.target.id, statement.annotation)
+        elif isinstance(statement, ast.AsyncFunctionDef):
+            facts.coroutines.add(statement.name)
     for node in statements(tree.body):
         if not isinstance(node, ast.ClassDef):
             continue
@@ -44,6 +46,8 @@ def collect_annotations(tree: ast.Module, facts: Facts) -> None:
                 _record(facts, f"{node.name}.{statement.target.id}", statement.annotation)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _method_annotations(node.name, statement, facts)
+                if isinstance(statement, ast.AsyncFunctionDef):
+                    facts.coroutines.add(f"{node.name}.{statement.name}")
 
 
 def _method_annotations(

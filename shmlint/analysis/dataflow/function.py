@@ -14,7 +14,7 @@ from shmlint.analysis.dataflow.statements import StatementMixin
 from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
-from shmlint.basics.names import Scope, last_name
+from shmlint.basics.names import Scope, last_name, qualified_name
 from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, unquoted
 from shmlint.facts.kinds import UNKNOWN, payload_kind
 from shmlint.facts.summary import Flow, ReadInfo
@@ -332,13 +332,18 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         """True in a ``@ray.remote`` function or an actor method that the project never calls
         directly: Ray serialises what it returns into a new object and drops the worker's
         reference, so a returned read is not kept (SHM101 does not apply)."""
-        project = self.ctx.project
-        if self.project_key is None or project is None:
-            return False
-        if not project.is_remote(f"{project.module}.{self.project_key}"):
+        if self.project_key is None:
             return False
         owner = self.scope.parent
         if owner is None or not isinstance(self.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        # Only `@ray.remote` definitions: a class made remote by `ray.remote(Cls)` is often used
+        # directly too (vLLM's driver worker), and then its returns are kept.
+        decorated = owner.node if self.class_name is not None else self.node
+        if not any(
+            qualified_name(d.func if isinstance(d, ast.Call) else d, owner) == "ray.remote"
+            for d in getattr(decorated, "decorator_list", ())
+        ):
             return False
         name = self.node.name
         where = owner.node if self.class_name is not None else self.scope.module().node

@@ -7,6 +7,7 @@ import dataclasses
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
+from shmlint.facts.kinds import UNKNOWN, payload_kinds
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -106,7 +107,7 @@ class Value:
             why = self.why if self.evidence is evidence and self.why else other.why
         return Value(
             self.labels | other.labels,
-            self.kinds | other.kinds,
+            _joined_kinds(self.kinds, other.kinds),
             self.direct and other.direct,
             self.closure or other.closure,
             evidence,
@@ -124,6 +125,15 @@ class Value:
 
 
 EMPTY = Value()
+
+
+def _joined_kinds(left: frozenset[str], right: frozenset[str]) -> frozenset[str]:
+    """Kinds of either value; a ref whose producer is known joined with a value whose is not
+    reads something unknown (an array-free producer must not make the other side free)."""
+    kinds = left | right
+    if bool(payload_kinds(left)) != bool(payload_kinds(right)):
+        kinds |= {UNKNOWN}
+    return kinds
 
 
 def union(values: list[Value]) -> Value:
