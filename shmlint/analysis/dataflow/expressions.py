@@ -474,9 +474,7 @@ class ExpressionMixin(AnalysisBase):
                 why = f"field `{owner}.{field.name}` holds arrays"
                 part = dataclasses.replace(part, evidence=Evidence.ARRAYS, why=why)
             parts.append(part)
-        built = EMPTY
-        for part in parts:
-            built = part if built is EMPTY else built.join(part)
+        built = union(parts)
         return dataclasses.replace(built, closure=built.closure or result.closure)
 
     def handle_call(self, method: str, receiver: Value, node: ast.Call) -> Value | None:
