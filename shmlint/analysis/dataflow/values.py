@@ -130,6 +130,8 @@ EMPTY = Value()
 def _joined_kinds(left: frozenset[str], right: frozenset[str]) -> frozenset[str]:
     """Kinds of either value; a ref whose producer is known joined with a value whose is not
     reads something unknown (an array-free producer must not make the other side free)."""
+    if left == right:  # the common case (both empty): nothing to build on this hot path
+        return left
     kinds = left | right
     if bool(payload_kinds(left)) != bool(payload_kinds(right)):
         kinds |= {UNKNOWN}
