@@ -389,19 +389,27 @@ class ExpressionMixin(AnalysisBase):
             callee = None
         if callee is None:
             return None
-        declared = project.function_payload(callee)
-        if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
-            # Declared to return no arrays: whatever flows in, the result holds no buffer.
-            result = Value(kinds=result.kinds, closure=result.closure)
-        constructed = project.constructed_class(callee)
-        if constructed is not None:
-            result = self.constructed(node, args, keywords, constructed, result)
-        if not project.is_project_callable(callee):
-            # A library call (`MultiOutputNode([...])`) passes on what its refs will read;
-            # `enumerate(refs)`, `zip(...)`, `list(...)` pass on the refs themselves.
-            kinds |= payload_kinds(result.kinds) | (result.kinds & {AWAITS_READ, NEXT_REF})
-            if callee in catalog.REF_PASSING_BUILTINS:
-                kinds |= result.kinds & {REF}
+        # Each fact is asked for only where its answer can change the result: a question
+        # asked is a dependency of the file (phase 2 re-analyses it when the project's
+        # answer differs), and most calls carry nothing the answer could change.
+        # (Of ``result``, only its labels, kinds, closure, evidence and why reach the value
+        # returned below; origins and entries are replaced.)
+        if result.labels or result.evidence is not Evidence.UNKNOWN or result.why:
+            declared = project.function_payload(callee)
+            if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
+                # Declared to return no arrays: whatever flows in, the result holds no buffer.
+                result = Value(kinds=result.kinds, closure=result.closure)
+        if _carries(result) or any(map(_carries, args)) or any(map(_carries, keywords)):
+            constructed = project.constructed_class(callee)
+            if constructed is not None:
+                result = self.constructed(node, args, keywords, constructed, result)
+        # A library call (`MultiOutputNode([...])`) passes on what its refs will read;
+        # `enumerate(refs)`, `zip(...)`, `list(...)` pass on the refs themselves.
+        passed_on = payload_kinds(result.kinds) | (result.kinds & {AWAITS_READ, NEXT_REF})
+        if callee in catalog.REF_PASSING_BUILTINS:
+            passed_on |= result.kinds & {REF}
+        if not passed_on <= kinds and not project.is_project_callable(callee):
+            kinds |= passed_on
         if self.ctx.recording:
             recorder = project.recorder
             assert recorder is not None
@@ -607,3 +615,15 @@ class ExpressionMixin(AnalysisBase):
         return evidence(
             annotation, self.ctx.tables, lambda leaf: project.class_evidence(leaf, scope), qualify
         )
+
+
+def _carries(value: Value) -> bool:
+    """The value holds something a project call's result is built from (a read, a handle,
+    array evidence); its origins and entries are not."""
+    return bool(
+        value.labels
+        or value.kinds
+        or value.closure
+        or value.evidence is not Evidence.UNKNOWN
+        or value.why
+    )
