@@ -115,7 +115,9 @@ def parse_source(text: str, path: str) -> ast.Module | tuple[int, int, str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are the user's compiler's business
-            return ast.parse(text, filename=path, type_comments=False)
+            # Not `path`: CPython reads a syntax error's line from the file of that name on
+            # disk, which is not the text checked (stdin, an editor's unsaved buffer).
+            return ast.parse(text, filename="<shmlint>", type_comments=False)
     except SyntaxError as error:
         line = error.lineno or 1
         col = max((error.offset or 1) - 1, 0)
