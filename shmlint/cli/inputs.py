@@ -8,14 +8,16 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from shmlint.analysis.engine import check_bytes
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
-from shmlint.facts.model import ProjectFacts
+from shmlint.run import record
 from shmlint.run.cache import Cache, default_directory
 from shmlint.run.discovery import iter_python_files
-from shmlint.run.runner import check_files, check_project, default_jobs
+
+if TYPE_CHECKING:
+    from shmlint.facts.model import ProjectFacts
 
 
 class UsageError(Exception):
@@ -38,6 +40,8 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     files: list[tuple[Path, str]] = []
     for given in args.paths:
         if given == "-":
+            from shmlint.analysis.engine import check_bytes
+
             name = args.stdin_filename or "-"
             data = sys.stdin.buffer.read()
             checked.append(
@@ -53,20 +57,44 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     cache = None
     if not args.no_cache:
         cache = Cache(args.cache_dir or default_directory(config), config)
-    jobs = args.jobs or default_jobs()
-    facts = None
-    if files and not args.per_file:
-        facts, outcomes = check_project(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
-    else:
-        outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
-    if args.write_summary is not None:
-        write_summary(args.write_summary, facts)
+    mode = ("per-file" if args.per_file else "project") + ("" if prefilter else ":all")
+    outcomes: list[FileResult] | None = None
+    stats: list[record.Stat | None] | None = None
+    if cache is not None and files and args.write_summary is None:
+        # Nothing changed since the last run over these files: its results, from one entry.
+        outcomes = record.served(files, cache, mode)
+        if outcomes is None:
+            stats = [record.stat_of(path) for path, _ in files]  # before the files are read
+    if outcomes is None:
+        outcomes, facts = _run(files, config, args, cache, prefilter)
+        if args.write_summary is not None:
+            write_summary(args.write_summary, facts)
+        if cache is not None and stats is not None:
+            external = facts.external_files if facts is not None else {}
+            record.write(files, stats, outcomes, external, cache, mode)
     results = iter(outcomes)
     paths = iter(files)
     return [
         item if item is not None else Checked(next(paths)[0], None, next(results))
         for item in checked
     ]
+
+
+def _run(
+    files: list[tuple[Path, str]],
+    config: Config,
+    args: argparse.Namespace,
+    cache: Cache | None,
+    prefilter: bool,
+) -> tuple[list[FileResult], ProjectFacts | None]:
+    """The run itself (the analysis is imported only here: a warm run never loads it)."""
+    from shmlint.run.runner import check_files, check_project, default_jobs
+
+    jobs = args.jobs or default_jobs()
+    if files and not args.per_file:
+        facts, outcomes = check_project(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
+        return outcomes, facts
+    return check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter), None
 
 
 def write_summary(path: Path, facts: ProjectFacts | None) -> None:

@@ -17,15 +17,17 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shmlint._version import __version__
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
-from shmlint.facts.model import ProjectFacts
-from shmlint.facts.summary import ModuleSummary
 from shmlint.run.encoding import decode_result, encode_result
-from shmlint.run.passes import FirstPass, decode, encode
+
+if TYPE_CHECKING:
+    from shmlint.facts.model import ProjectFacts
+    from shmlint.facts.summary import ModuleSummary
+    from shmlint.run.passes import FirstPass
 
 FORMAT = 2
 DIRECTORY_NAME = ".shmlint_cache"
@@ -170,6 +172,8 @@ class Cache:
 
     def get_first_pass(self, key: str) -> FirstPass | None:
         """A cached phase-1 entry (summary, per-file result, questions), or None."""
+        from shmlint.run.passes import decode  # the analysis: not on a warm run's path
+
         body = self._entry(key)
         try:
             return decode(body) if body is not None else None
@@ -178,10 +182,14 @@ class Cache:
 
     def put_first_pass(self, key: str, item: FirstPass) -> None:
         """Store a phase-1 entry."""
+        from shmlint.run.passes import encode
+
         self._store(key, encode(item))
 
     def get_syntax_summary(self, key: str) -> ModuleSummary | None | bool:
         """A deferred module's cached summary (None: it has none); False when not cached."""
+        from shmlint.facts.summary import ModuleSummary
+
         body = self._entry(key)
         if not isinstance(body, dict):
             return False
@@ -209,6 +217,8 @@ class Cache:
 
     def get_facts(self, key: str) -> ProjectFacts | None:
         """Cached merged project facts, or None."""
+        from shmlint.facts.model import ProjectFacts
+
         body = self._entry(key)
         try:
             return ProjectFacts.from_json(body) if body is not None else None
@@ -218,6 +228,19 @@ class Cache:
     def put_facts(self, key: str, facts: ProjectFacts) -> None:
         """Store merged project facts."""
         self._store(key, facts.to_json())
+
+    @property
+    def salt(self) -> bytes:
+        """What every key of this cache starts from (configuration, code, facts)."""
+        return self._salt
+
+    def get_record(self, key: str) -> Any:
+        """The body of a run record (shmlint/run/record.py), or None."""
+        return self._entry(key)
+
+    def put_record(self, key: str, body: Any) -> None:
+        """Store a run record."""
+        self._store(key, body)
 
     def put(self, key: str, result: FileResult) -> None:
         """Store a result; a cache that cannot be written is silently not used."""
