@@ -1,0 +1,394 @@
+"""A project kept in memory and updated one file at a time (the language server's).
+
+``check_project`` reads every file, merges and re-checks, then forgets. A long-lived front end
+keeps the same pieces instead: each file's phase-1 pass (summary, per-file result, questions),
+the deferred modules' syntactic summaries once loaded, and the merged facts. When one file
+changes (the editor's unsaved text stands in for the disk), only that file's phase 1 runs
+again, and the facts are merged anew only when what the file gives the merge changed (its
+summary, the names its questions look up, a deferred module's summary or whether it calls a
+reader). A file's result is then its phase-1 result, or phase 2 against the facts when they
+may change it — the same rule, and so the same findings, as ``check_project`` on the same
+bytes (``tests/server/test_session.py`` compares them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from shmlint.analysis.engine import check_bytes, check_path
+from shmlint.basics.config import Config
+from shmlint.basics.types import FileResult
+from shmlint.facts.closure import close, used_names
+from shmlint.facts.evidence import TypeTables
+from shmlint.facts.merge import merge
+from shmlint.facts.model import FieldFact, ProjectFacts
+from shmlint.facts.summary import ModuleSummary
+from shmlint.run.cache import Cache
+from shmlint.run.passes import FirstPass, first_pass, syntax_summary
+from shmlint.run.runner import with_external
+
+# A deferred module's summary that was never asked for (None means "it has none").
+_UNLOADED = object()
+
+
+@dataclasses.dataclass(slots=True)
+class _Entry:
+    """One file of the project: its current bytes and what phase 1 made of them."""
+
+    path: Path
+    display: str
+    data: bytes | None  # None: unreadable
+    first: FirstPass | None = None
+    syntax: object = _UNLOADED  # ModuleSummary | None once loaded (deferred modules only)
+    edited: bool = False  # the editor's text stands in for the file on disk
+
+    def summary(self) -> ModuleSummary | None:
+        return self.first.summary if self.first is not None else None
+
+    def deferred(self) -> str:
+        return self.first.deferred if self.first is not None else ""
+
+
+def _question_keys(item: FirstPass | None) -> tuple[str, ...]:
+    return tuple(question for question, _ in item.questions) if item is not None else ()
+
+
+class ProjectSession:
+    """The files of one project (``(path, display)`` pairs, in discovery order), their phase-1
+    passes and the merged facts. Not thread-safe: one caller at a time."""
+
+    def __init__(
+        self,
+        files: Sequence[tuple[Path, str]],
+        config: Config,
+        cache: Cache | None = None,
+        *,
+        prefilter: bool = True,
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self.prefilter = prefilter
+        self._entries: dict[str, _Entry] = {}
+        self._tables = TypeTables.for_options(config.options)
+        self.facts = ProjectFacts()
+        # Deferred files whose summaries went into the last merge (None: the facts came from
+        # the cache, so not known: a change to any deferred file merges anew).
+        self._merged_syntax: set[str] | None = set()
+        self._callers: set[str] = set()
+        self.merges = 0  # how often the facts were merged (for tests and logs)
+        self._set_files(files)
+
+    # --- building ------------------------------------------------------------------------
+
+    def _set_files(self, files: Sequence[tuple[Path, str]]) -> None:
+        old = self._entries
+        self._entries = {}
+        for path, display in files:
+            self._entries[display] = old.get(display) or _Entry(path, display, None)
+
+    def build(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Read every file and run phase 1 on it (from the cache where it has the entry),
+        then merge. ``progress(done, total)`` is called now and then."""
+        total = len(self._entries)
+        for done, entry in enumerate(self._entries.values(), 1):
+            if entry.first is None:
+                if not entry.edited:
+                    entry.data = _read(entry.path)
+                entry.first = self._first_pass(entry)
+            if progress is not None and (done % 100 == 0 or done == total):
+                progress(done, total)
+        self._merge(from_cache=True)
+
+    def _first_pass(self, entry: _Entry) -> FirstPass | None:
+        if entry.data is None:
+            return None
+        key = self._key(entry)
+        if key is not None and self.cache is not None:
+            cached = self.cache.get_first_pass(key)
+            if cached is not None:
+                return cached
+        computed = first_pass(
+            entry.data, entry.display, self.config, prefilter=self.prefilter, lazy=True
+        )
+        if key is not None and self.cache is not None and not entry.edited:
+            self.cache.put_first_pass(key, computed)  # unsaved text is not worth keeping
+        return computed
+
+    def _key(self, entry: _Entry) -> str | None:
+        """The phase-1 cache key ``check_project`` uses (a lazy run's), so both share it."""
+        if self.cache is None or entry.data is None:
+            return None
+        return self.cache.first_pass_key(entry.display, entry.data)
+
+    # --- the merge (what check_project's merge does, from the entries in memory) ----------
+
+    def _syntax(self, entry: _Entry) -> ModuleSummary | None:
+        """A deferred module's syntactic summary, loaded (and cached) on first use."""
+        if entry.syntax is _UNLOADED:
+            summary: ModuleSummary | None | bool = False
+            key = self._key(entry)
+            if key is not None and self.cache is not None:
+                summary = self.cache.get_syntax_summary("y" + key)
+            if isinstance(summary, bool):
+                summary = syntax_summary(entry.data or b"", entry.display, self.config)
+                if key is not None and self.cache is not None and not entry.edited:
+                    self.cache.put_syntax_summary("y" + key, summary)
+            entry.syntax = summary
+        assert entry.syntax is None or isinstance(entry.syntax, ModuleSummary)
+        return entry.syntax
+
+    def _run_key(self) -> str | None:
+        """Cached facts of a session build are keyed by every file's phase-1 key."""
+        if self.cache is None:
+            return None
+        digest = hashlib.sha256(b"session")
+        for entry in self._entries.values():
+            digest.update((self._key(entry) or "-").encode())
+        return "l" + digest.hexdigest()
+
+    def _merge(self, *, from_cache: bool = False) -> None:
+        run_key = self._run_key() if not any(e.edited for e in self._entries.values()) else None
+        if from_cache and run_key is not None and self.cache is not None:
+            cached = self.cache.get_facts(run_key)
+            if cached is not None and not cached.external_files_changed():
+                self.facts = with_external(cached, self.config)
+                self._merged_syntax = None
+                self._callers = self._find_callers(self.facts)
+                return
+        self.facts = self._merged()
+        self.merges += 1
+        if run_key is not None and self.cache is not None:
+            self.cache.put_facts(run_key, self.facts)
+
+    def _merged(self) -> ProjectFacts:
+        entries = list(self._entries.values())
+        order: dict[int, int] = {}  # id(summary) → file index: merge in file order
+        analysed: list[ModuleSummary] = []
+        names: set[str] = set()
+        types: set[str] = set()
+        deferred: dict[str, list[int]] = {}
+        for index, entry in enumerate(entries):
+            summary = entry.summary()
+            if summary is not None:
+                analysed.append(summary)
+                order[id(summary)] = index
+                keys = _question_keys(entry.first)
+                names |= used_names(summary, keys)
+                types |= {q.partition(":")[2] for q in keys if q[:2] in ("c:", "F:")}
+            elif entry.deferred():
+                deferred.setdefault(entry.deferred(), []).append(index)
+        loaded: set[str] = set()
+
+        def load(index: int) -> ModuleSummary | None:
+            entry = entries[index]
+            summary = self._syntax(entry)
+            loaded.add(entry.display)
+            if summary is not None:
+                order[id(summary)] = index
+            return summary
+
+        def loader(module: str) -> Callable[[], list[ModuleSummary]]:
+            return lambda: [s for s in map(load, deferred[module]) if s is not None]
+
+        loaders = {module: loader(module) for module in deferred}
+
+        def in_file_order(summaries: Iterable[ModuleSummary]) -> list[ModuleSummary]:
+            unique = {id(s): s for s in summaries}
+            return sorted(unique.values(), key=lambda s: order[id(s)])
+
+        options = self.config.options
+        external = options.external_types
+        reached = close(names, loaders)
+        facts = merge(in_file_order([*analysed, *reached]), self._tables, external, types)
+        callers = self._find_callers(facts)
+        summaries = [s for s in (load(i) for i in self._indices(callers)) if s is not None]
+        if summaries:
+            # Their imports decide whether they call a reader: the facts must resolve them too.
+            more = {target for s in summaries for _, target in s.imports}
+            extra = close(more, loaders)
+            everything = in_file_order([*analysed, *reached, *extra, *summaries])
+            facts = merge(everything, self._tables, external, types)
+        self._merged_syntax = loaded
+        self._callers = callers
+        return facts
+
+    def _indices(self, displays: set[str]) -> list[int]:
+        return [i for i, display in enumerate(self._entries) if display in displays]
+
+    def _find_callers(self, facts: ProjectFacts) -> set[str]:
+        """Deferred files that spell the name of a module-level function returning a read."""
+        words = facts.reader_words()
+        if not words:
+            return set()
+        return {
+            e.display
+            for e in self._entries.values()
+            if e.deferred() and any(word in (e.data or b"") for word in words)
+        }
+
+    def _shift_lines(self, entry: _Entry, before: ModuleSummary | None) -> bool:
+        """When the file's summary changed only in line numbers (lines were inserted or
+        removed above a class, a field or a read), move those lines in the facts instead of
+        merging anew; False when it changed otherwise (or a line in the facts has no new
+        place), so the caller merges."""
+        after = entry.summary()
+        lines: dict[int, int] = {}
+        if before is None or after is None or not _same_but_lines(before, after, lines):
+            return False
+        try:
+            self.facts = _moved_facts(self.facts, entry.display, lines)
+        except _Unmapped:
+            return False
+        return True
+
+    def _gives(self, entry: _Entry) -> tuple[object, ...]:
+        """What the merge takes from ``entry``: equal before and after a change means the
+        facts stay the same."""
+        summary = entry.summary()
+        if summary is not None:
+            return ("analysed", summary, _question_keys(entry.first))
+        module = entry.deferred()
+        if not module:
+            return ("nothing",)
+        words = self.facts.reader_words()
+        caller = any(word in (entry.data or b"") for word in words)
+        if self._merged_syntax is None:  # facts from the cache: which summaries it used is
+            return ("deferred", module, caller, object())  # not known, so always different
+        used = entry.display in self._merged_syntax
+        return ("deferred", module, caller, self._syntax(entry) if used else None)
+
+    # --- changes -------------------------------------------------------------------------
+
+    def __contains__(self, display: object) -> bool:
+        return display in self._entries
+
+    @property
+    def displays(self) -> list[str]:
+        """The files of the project, in order."""
+        return list(self._entries)
+
+    def set_text(self, display: str, data: bytes | None, *, edited: bool) -> bool:
+        """The file's bytes are now ``data`` (``edited``: the editor's, not the disk's; None:
+        unreadable). Returns True when the project's facts changed."""
+        entry = self._entries[display]
+        if entry.data == data and entry.first is not None:
+            entry.edited = edited
+            return False
+        before, summary = self._gives(entry), entry.summary()
+        keys = _question_keys(entry.first)
+        entry.data, entry.edited = data, edited
+        entry.first = self._first_pass(entry)
+        entry.syntax = _UNLOADED
+        if self._gives(entry) == before:
+            return False
+        if keys != _question_keys(entry.first) or not self._shift_lines(entry, summary):
+            self._merge()
+        return True
+
+    def reload(self, display: str) -> bool:
+        """The file changed on disk: read it again (unless the editor's text stands in for
+        it). Returns True when the facts changed."""
+        entry = self._entries[display]
+        if entry.edited:
+            return False
+        return self.set_text(display, _read(entry.path), edited=False)
+
+    def release(self, display: str) -> bool:
+        """The editor no longer holds the file: the disk's bytes stand for it again."""
+        entry = self._entries[display]
+        entry.edited = False
+        return self.reload(display)
+
+    def set_files(self, files: Sequence[tuple[Path, str]]) -> bool:
+        """Files were created or deleted: the project is now ``files`` (in discovery order).
+        Returns True when the facts changed (they are merged anew when the set changed)."""
+        if [display for _, display in files] == list(self._entries):
+            return False
+        self._set_files(files)
+        for entry in self._entries.values():
+            if entry.first is None:
+                entry.data = _read(entry.path) if not entry.edited else entry.data
+                entry.first = self._first_pass(entry)
+        self._merge()
+        return True
+
+    # --- results -------------------------------------------------------------------------
+
+    def result(self, display: str) -> FileResult:
+        """The project result of one file of the project, for its current bytes."""
+        entry = self._entries[display]
+        if entry.data is None or entry.first is None:
+            return check_path(entry.path, display, self.config, prefilter=self.prefilter)
+        item = entry.first
+        if item.deferred and display in self._callers:
+            item = dataclasses.replace(item, summary=self._syntax(entry))
+        if item.needs_second_pass(self.facts, entry.data):
+            return check_bytes(
+                entry.data, display, self.config, prefilter=self.prefilter, facts=self.facts
+            )
+        return item.result
+
+
+class _Unmapped(Exception):
+    """A line of the file in the facts that its new summary does not place."""
+
+
+def _same_but_lines(old: object, new: object, lines: dict[int, int]) -> bool:
+    """``old`` equals ``new`` except for ``line`` fields of dataclasses, whose old → new
+    values are collected in ``lines`` (False when one old line would move to two places)."""
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, tuple):
+        assert isinstance(new, tuple)
+        return len(old) == len(new) and all(_same_but_lines(a, b, lines) for a, b in zip(old, new))
+    if not dataclasses.is_dataclass(old):
+        return old == new
+    for field in dataclasses.fields(old):
+        a, b = getattr(old, field.name), getattr(new, field.name)
+        if field.name == "line" and isinstance(a, int) and isinstance(b, int):
+            if lines.setdefault(a, b) != b:
+                return False
+        elif not _same_but_lines(a, b, lines):
+            return False
+    return True
+
+
+def _line(line: int, lines: dict[int, int]) -> int:
+    if line not in lines:
+        raise _Unmapped(line)
+    return lines[line]
+
+
+def _moved_field(field: FieldFact, path: str, lines: dict[int, int]) -> FieldFact:
+    if field.path != path:
+        return field
+    return dataclasses.replace(field, line=_line(field.line, lines))
+
+
+def _moved_facts(facts: ProjectFacts, path: str, lines: dict[int, int]) -> ProjectFacts:
+    """``facts`` with the line of every fact that lies in ``path`` moved by ``lines``: the
+    classes and their fields (inherited fields too), and the reads functions return. (The
+    facts that carry a line; ``tests/server/test_session.py`` checks there are no others.)"""
+    classes = dict(facts.classes)
+    for name, fact in facts.classes.items():
+        if fact.path == path or any(field.path == path for field in fact.fields):
+            line = _line(fact.line, lines) if fact.path == path else fact.line
+            fields = tuple(_moved_field(field, path, lines) for field in fact.fields)
+            classes[name] = dataclasses.replace(fact, line=line, fields=fields)
+    reads = {
+        name: dataclasses.replace(chain, line=_line(chain.line, lines))
+        if chain.path == path
+        else chain
+        for name, chain in facts.returned_reads.items()
+    }
+    return dataclasses.replace(facts, classes=classes, returned_reads=reads)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
