@@ -18,8 +18,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-ALL_CODES = ("SHM001", "SHM101", "SHM102", "SHM103", "SHM104", "SHM105", "SHM106", "SHM107")
-_CODE_PREFIX = re.compile(r"^SHM\d{0,3}$")
+# Every rule code (the rule registry, shmlint.analysis.rules.RULES, has the same: a test says so).
+ALL_CODES = (
+    "SHM001",
+    "SHM101",
+    "SHM102",
+    "SHM103",
+    "SHM104",
+    "SHM105",
+    "SHM106",
+    "SHM107",
+    "SHM301",
+)
 DEFAULT_EXCLUDE = (
     ".git",
     ".hg",
@@ -138,11 +148,22 @@ def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] 
     return tuple(value)
 
 
+def is_rule_selector(code: str) -> bool:
+    """``code`` is a rule code or the prefix of one (``SHM``, ``SHM1``, ``SHM101``), as
+    ``select`` / ``ignore`` take them."""
+    return bool(code) and any(known.startswith(code) for known in ALL_CODES)
+
+
+def unknown_code_message(code: str) -> str:
+    """What is said of a code no rule has (the command line and the configuration alike)."""
+    return f"unknown rule code {code!r} (`shmlint rules` lists them)"
+
+
 def _codes(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] | None:
     codes = _strings(table, key, where)
     for code in codes or ():
-        if not _CODE_PREFIX.match(code):
-            raise ConfigError(f"{where}: tool.shmlint.{key}: {code!r} is not an SHM code or prefix")
+        if not is_rule_selector(code):
+            raise ConfigError(f"{where}: tool.shmlint.{key}: {unknown_code_message(code)}")
     return codes
 
 

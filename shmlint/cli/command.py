@@ -1,4 +1,5 @@
-"""The ``shmlint`` command line: ``check`` (the default), ``rules``, ``explain``.
+"""The ``shmlint`` command line: ``check`` (the default), ``rules``, ``explain``, ``baseline``,
+``clean`` and ``server`` (the language server).
 
 Exit codes: 0 no findings (after filters), 1 findings, 2 usage / configuration / internal error.
 """
@@ -17,18 +18,34 @@ from typing import Any, TextIO
 from shmlint._version import __version__
 from shmlint.analysis.engine import check_bytes, decode_source
 from shmlint.analysis.rules import RULES, confidence, rule_doc
-from shmlint.basics.config import Config, ConfigError, find_pyproject, load_config
+from shmlint.basics.config import (
+    Config,
+    ConfigError,
+    find_pyproject,
+    is_rule_selector,
+    load_config,
+    unknown_code_message,
+)
 from shmlint.basics.types import Confidence, Finding
 from shmlint.cli import baseline, report
 from shmlint.cli.inputs import Checked, UsageError, collect
 from shmlint.run.cache import clean, default_directory
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_COMMANDS = ("check", "rules", "explain", "baseline", "clean")
+_COMMANDS = ("check", "rules", "explain", "baseline", "clean", "server")
 
 
 def _codes(text: str) -> tuple[str, ...]:
     return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+
+
+def _known_codes(option: str, codes: tuple[str, ...]) -> tuple[str, ...]:
+    """``codes`` when every one is a rule code or a prefix of one (as ruff, a typo in a
+    selection is an error, not a selection of nothing)."""
+    for code in codes:
+        if not is_rule_selector(code):
+            raise UsageError(f"{option}: {unknown_code_message(code)}")
+    return codes
 
 
 def _positive(text: str) -> int:
@@ -130,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
+    commands.add_parser(
+        "server",
+        help="run the language server (LSP over stdio; needs the server extra)",
+        description="Findings, quick fixes and rule docs in the editor: docs/editors.md.",
+    )
     return parser
 
 
@@ -146,9 +168,9 @@ def _load(args: argparse.Namespace) -> Config:
         config = load_config(find_pyproject(start if start.exists() else Path.cwd()))
     changes: dict[str, Any] = {}
     if args.select is not None:
-        changes["select"] = args.select
+        changes["select"] = _known_codes("--select", args.select)
     if args.ignore is not None:
-        changes["ignore"] = args.ignore
+        changes["ignore"] = _known_codes("--ignore", args.ignore)
     options = config.options
     if args.min_confidence is not None:
         options = dataclasses.replace(options, min_confidence=Confidence(args.min_confidence))
@@ -351,6 +373,18 @@ def run_explain(code: str, out: TextIO) -> int:
     return EXIT_CLEAN
 
 
+def run_server() -> int:
+    """``shmlint server``: the language server on stdin/stdout (pygls, imported only here)."""
+    try:
+        from shmlint.server import serve
+    except ImportError as error:
+        raise UsageError(
+            f"`shmlint server` needs the server extra ({error.name} is missing): "
+            "pip install 'shmlint[server]'"
+        ) from None
+    return serve()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 clean, 1 findings, 2 error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -369,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_explain(args.code, out)
         if args.command == "baseline":
             return run_baseline(args, out)
+        if args.command == "server":
+            return run_server()
         if args.command == "clean":
             directory = args.cache_dir or default_directory(load_config(find_pyproject(Path.cwd())))
             removed = clean(directory)
