@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "shmlint.cli",
             "shmlint.fixer",
+            "shmlint.server",
             "shmlint.codemod",
             "shmlint.flake8_plugin",
             "shmlint.__main__",
@@ -177,10 +178,12 @@ def test_the_runtime_imports_only_itself_numpy_and_the_standard_library() -> Non
     "args", [["check", "examples"], ["check", "--per-file", "examples"]], ids=" ".join
 )
 def test_the_check_path_never_imports_libcst(args: list[str]) -> None:
+    """Nor the language server's pygls (an optional extra)."""
     code = (
         "import sys\nfrom shmlint.cli import main\n"
         f"status = main({args!r} + ['--no-cache', '-j', '1'])\n"
         "assert 'libcst' not in sys.modules, 'libcst imported'\n"
+        "assert not {'pygls', 'lsprotocol'} & set(sys.modules), 'pygls imported'\n"
         "sys.exit(status)\n"
     )
     root = PACKAGE.parent

@@ -1,0 +1,118 @@
+"""The project behind a language server: its configuration, its files and their results.
+
+The server runs in its project's root directory, so files are named as ``shmlint check .``
+run there names them (and share its cache). Every method runs on the server's one worker
+thread, never two at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from shmlint.analysis.engine import check_bytes
+from shmlint.basics.types import FileResult
+from shmlint.run.cache import Cache, default_directory
+from shmlint.run.discovery import iter_python_files
+from shmlint.run.session import ProjectSession
+from shmlint.server.settings import load_settings
+from shmlint.server.text import to_bytes
+
+UNSAVED = "<unsaved>"  # the name a document that is no file is checked under
+
+
+class Project:
+    """One workspace root: configuration, the in-memory project, per-file checks."""
+
+    def __init__(self, root: Path, options: object) -> None:
+        self.root = root.resolve()
+        os.chdir(self.root)
+        self.options = options
+        self.config, self.errors = load_settings(self.root, options)
+        self.session: ProjectSession | None = None
+        self._not_in_project: set[str] = set()  # files under the root the scan skips
+
+    def _files(self) -> list[tuple[Path, str]]:
+        return list(iter_python_files(["."], self.config))
+
+    def build(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Scan the root and build the project (phase 1 of every file, then the merge)."""
+        cache = Cache(default_directory(self.config), self.config)
+        session = ProjectSession(self._files(), self.config, cache)
+        session.build(progress)
+        self.session = session
+        self._not_in_project.clear()
+
+    def reconfigure(self) -> bool:
+        """Read the configuration again; True when it changed (the project must be built
+        anew). ``errors`` holds what is wrong with it."""
+        config, self.errors = load_settings(self.root, self.options)
+        if config == self.config:
+            return False
+        self.config = config
+        return True
+
+    def display(self, path: Path) -> str | None:
+        """The name of ``path`` in this project (relative to the root); None outside it."""
+        relative = os.path.relpath(os.path.abspath(path), self.root)
+        if relative == ".." or relative.startswith(".." + os.sep):
+            return None
+        return relative.replace(os.sep, "/") if os.sep != "/" else relative
+
+    def _session(self) -> ProjectSession:
+        if self.session is None:
+            raise RuntimeError("the project is not built yet")
+        return self.session
+
+    def _member(self, display: str) -> bool:
+        """Whether the file belongs to the project (a new file is found by scanning again;
+        an excluded one is remembered until files are created or deleted)."""
+        session = self._session()
+        if display in session:
+            return True
+        if display in self._not_in_project or not display.endswith(".py"):
+            return False
+        session.set_files(self._files())
+        if display in session:
+            return True
+        self._not_in_project.add(display)
+        return False
+
+    def check(self, path: Path | None, text: str) -> tuple[FileResult | None, bool]:
+        """The findings of an open document whose text is ``text`` (None: shmlint does not
+        check it: excluded, or not Python), and whether the project's facts changed."""
+        data = to_bytes(text)
+        if path is None:
+            return check_bytes(data, UNSAVED, self.config), False
+        display = self.display(path)
+        if display is None:  # outside the project: on its own, as `shmlint check FILE`
+            return check_bytes(data, str(path), self.config), False
+        if not self._member(display):
+            return None, False
+        session = self._session()
+        changed = session.set_text(display, data, edited=True)
+        return session.result(display), changed
+
+    def close(self, path: Path | None) -> bool:
+        """The editor closed the document: the file on disk stands for it again. True when
+        the facts changed."""
+        display = self.display(path) if path is not None else None
+        session = self._session()
+        if display is None or display not in session:
+            return False
+        return session.release(display)
+
+    def disk_changed(self, changed: Iterable[Path], created_or_deleted: bool) -> bool:
+        """Files changed on disk (the editor's text still stands in for open ones); True when
+        the facts changed."""
+        session = self._session()
+        facts_changed = False
+        if created_or_deleted:
+            self._not_in_project.clear()
+            facts_changed = session.set_files(self._files())
+        for path in changed:
+            display = self.display(path)
+            if display is not None and display in session:
+                facts_changed = session.reload(display) or facts_changed
+        return facts_changed
