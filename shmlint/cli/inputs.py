@@ -57,27 +57,52 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     cache = None
     if not args.no_cache:
         cache = Cache(args.cache_dir or default_directory(config), config)
-    mode = ("per-file" if args.per_file else "project") + ("" if prefilter else ":all")
-    outcomes: list[FileResult] | None = None
-    stats: list[record.Stat | None] | None = None
+    outcomes = None
     if cache is not None and files and args.write_summary is None:
-        # Nothing changed since the last run over these files: its results, from one entry.
-        outcomes = record.served(files, cache, mode)
-        if outcomes is None:
-            stats = [record.stat_of(path) for path, _ in files]  # before the files are read
+        outcomes = _recorded(files, config, args, cache, prefilter)
     if outcomes is None:
         outcomes, facts = _run(files, config, args, cache, prefilter)
         if args.write_summary is not None:
             write_summary(args.write_summary, facts)
-        if cache is not None and stats is not None:
-            external = facts.external_files if facts is not None else {}
-            record.write(files, stats, outcomes, external, cache, mode)
     results = iter(outcomes)
     paths = iter(files)
     return [
         item if item is not None else Checked(next(paths)[0], None, next(results))
         for item in checked
     ]
+
+
+def _mode(args: argparse.Namespace) -> str:
+    return ("per-file" if args.per_file else "project") + ("" if not args.no_prefilter else ":all")
+
+
+def _recorded(
+    files: list[tuple[Path, str]],
+    config: Config,
+    args: argparse.Namespace,
+    cache: Cache,
+    prefilter: bool,
+) -> list[FileResult] | None:
+    """The results from the last run's record: all of them when nothing changed (one entry
+    read, nothing analysed), or with the few changed files of a project run analysed
+    against the last run's facts when those cannot differ (shmlint/run/incremental.py)."""
+    mode = _mode(args)
+    last = record.load(files, cache, mode)
+    changed = last.changed(files) if last is not None else None
+    if last is None or changed is None:
+        return None
+    if not changed:
+        return last.results
+    if args.per_file:
+        return None
+    from shmlint.run.incremental import check_changed  # the analysis: only now
+
+    outcome = check_changed(files, config, cache, last, changed, prefilter=prefilter)
+    if outcome is None:
+        return None
+    results, stats, trace = outcome
+    record.write(files, stats, results, last.external, cache, mode, trace)
+    return results
 
 
 def _run(
@@ -87,14 +112,24 @@ def _run(
     cache: Cache | None,
     prefilter: bool,
 ) -> tuple[list[FileResult], ProjectFacts | None]:
-    """The run itself (the analysis is imported only here: a warm run never loads it)."""
-    from shmlint.run.runner import check_files, check_project, default_jobs
+    """The full run (the analysis is imported only here: a warm run never loads it); with a
+    cache, it leaves a record for the next run."""
+    from shmlint.run.runner import RunTrace, check_files, check_project, default_jobs
 
     jobs = args.jobs or default_jobs()
+    stats = [record.stat_of(path) for path, _ in files]  # before the files are read
+    trace = RunTrace()
+    facts: ProjectFacts | None = None
     if files and not args.per_file:
-        facts, outcomes = check_project(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
-        return outcomes, facts
-    return check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter), None
+        facts, outcomes = check_project(
+            files, config, jobs=jobs, cache=cache, prefilter=prefilter, trace=trace
+        )
+    else:
+        outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)
+    if cache is not None and files and args.write_summary is None:
+        external = facts.external_files if facts is not None else {}
+        record.write(files, stats, outcomes, external, cache, _mode(args), trace)
+    return outcomes, facts
 
 
 def write_summary(path: Path, facts: ProjectFacts | None) -> None:

@@ -199,15 +199,15 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
     returned = [
         s.value for s in statements(node.body, into_scopes=False) if isinstance(s, ast.Return)
     ]
-    rebound = {
-        n.id
-        for s in statements(node.body, into_scopes=False)
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
-    }
-    inputs -= rebound
     if returned and all(isinstance(v, ast.Name) and v.id in inputs for v in returned):
-        return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
+        echoed = {v.id for v in returned if isinstance(v, ast.Name)}
+        rebound = any(
+            isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id in echoed
+            for s in statements(node.body, into_scopes=False)
+            for n in ast.walk(s)
+        )
+        if not rebound:
+            return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
     for statement in statements(node.body, into_scopes=False):
         if isinstance(statement, ast.Return):
             evident = "None" if statement.value is None else _evident_type(statement.value, names)

@@ -1,23 +1,28 @@
-"""The record of the last project run: a warm run where nothing changed reads one entry.
+"""The record of the last run over a set of files: a warm run reads one entry.
 
-A project run over the same files with the same configuration and code, where no file's
-``stat`` (size, modification and change times, inode) differs from the run that wrote the
-record, and no installed file its facts read changed, has the same results: they are served
-from the record without reading, hashing or decoding any file's entry (as ruff's cache trusts
-modification times). Any difference falls back to the cached run, which is keyed by content.
+A run over the same files with the same configuration and code, where no file's ``stat``
+(size, modification and change times, inode) differs from the run that wrote the record, and
+no installed file its facts read changed, has the same results: they are served from the
+record without reading, hashing or decoding any file's entry (as ruff's cache trusts
+modification times). When a few files changed, a project run starts from the record
+(shmlint/run/incremental.py); anything else falls back to the cache keyed by content.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import decode_result, encode_result
+
+if TYPE_CHECKING:
+    from shmlint.run.runner import RunTrace
 
 Stat = tuple[int, int, int, int]
 
@@ -40,36 +45,67 @@ def record_key(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> st
     return "w" + digest.hexdigest()
 
 
-def served(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> list[FileResult] | None:
-    """The results of the last run over ``files`` when nothing changed since, else None."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Record:
+    """A finished run: each file's stat and result, the installed files its facts read (with
+    their mtimes), and, for a project run, what the next run needs to start from it."""
+
+    stats: list[Stat]
+    results: list[FileResult]
+    external: dict[str, int]
+    keys: list[str | None]
+    gives: list[str]
+    facts_key: str
+    facts_digest: str
+    reader_words: list[str]
+
+    def changed(self, files: Sequence[tuple[Path, str]]) -> list[int] | None:
+        """The indices of the files whose stat differs now (None: an installed file the
+        facts read changed, or the record is not of these files)."""
+        if len(self.stats) != len(files):
+            return None
+        for path, mtime in self.external.items():
+            try:
+                if os.stat(path).st_mtime_ns != mtime:
+                    return None
+            except OSError:
+                return None
+        return [
+            i for i, ((path, _), old) in enumerate(zip(files, self.stats)) if stat_of(path) != old
+        ]
+
+
+def load(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> Record | None:
+    """The record of the last run over ``files`` in ``mode``, if any."""
     body = cache.get_record(record_key(files, cache, mode))
     if not isinstance(body, dict):
         return None
     try:
-        stats = body["stats"]
-        if len(stats) != len(files):
-            return None
-        for (path, _), stored in zip(files, stats):
-            now = stat_of(path)
-            if now is None or list(now) != stored:
-                return None
-        for path, mtime in body["external"].items():
-            if stat_of(Path(path)) is None or os.stat(path).st_mtime_ns != mtime:
-                return None
-        return _decoded(files, body["results"])
-    except (KeyError, TypeError, ValueError):
+        results = []
+        for (_, display), item in zip(files, body["results"], strict=True):
+            if isinstance(item, dict):
+                results.append(decode_result(item))
+            else:
+                parsed, skipped = item
+                results.append(FileResult(display, (), bool(parsed), bool(skipped)))
+        return Record(
+            [(int(a), int(b), int(c), int(d)) for a, b, c, d in body["stats"]],
+            results,
+            {str(path): int(mtime) for path, mtime in body["external"].items()},
+            [None if key is None else str(key) for key in body["keys"]],
+            [str(given) for given in body["gives"]],
+            str(body["facts_key"]),
+            str(body["facts_digest"]),
+            [str(word) for word in body["reader_words"]],
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 
-def _decoded(files: Sequence[tuple[Path, str]], results: Any) -> list[FileResult]:
-    decoded = []
-    for (_, display), item in zip(files, results, strict=True):
-        if isinstance(item, dict):
-            decoded.append(decode_result(item))
-        else:
-            parsed, skipped = item
-            decoded.append(FileResult(display, (), bool(parsed), bool(skipped)))
-    return decoded
+def served(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> list[FileResult] | None:
+    """The results of the last run over ``files`` when nothing changed since, else None."""
+    found = load(files, cache, mode)
+    return found.results if found is not None and found.changed(files) == [] else None
 
 
 def write(
@@ -79,6 +115,7 @@ def write(
     external: dict[str, int],
     cache: Cache,
     mode: str,
+    trace: RunTrace | None = None,
 ) -> None:
     """Record a finished run (``stats`` taken before its files were read: a file changed
     during the run differs next time). Not written when a file could not be read."""
@@ -94,5 +131,10 @@ def write(
         "stats": [list(stat) for stat in stats if stat is not None],
         "external": external,
         "results": encoded,
+        "keys": trace.keys if trace is not None else [None] * len(files),
+        "gives": trace.gives if trace is not None else ["-"] * len(files),
+        "facts_key": trace.facts_key if trace is not None else "",
+        "facts_digest": trace.facts_digest if trace is not None else "",
+        "reader_words": trace.reader_words if trace is not None else [],
     }
     cache.put_record(record_key(files, cache, mode), body)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -80,6 +81,35 @@ def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
     return contents
 
 
+@dataclasses.dataclass(slots=True)
+class RunTrace:
+    """What a project run leaves for the next one over the same files (the run record,
+    shmlint/run/record.py): per file its phase-1 key and what it gave the merge
+    (:func:`gives`), the cache key and digest of the facts."""
+
+    keys: list[str | None] = dataclasses.field(default_factory=list)
+    gives: list[str] = dataclasses.field(default_factory=list)
+    facts_key: str = ""
+    facts_digest: str = ""
+    reader_words: list[str] = dataclasses.field(default_factory=list)
+
+
+def gives(item: FirstPass | None, key: str | None, loaded: bool) -> str:
+    """What one file gave the merge, as a digest: its summary and the names its questions
+    look up (an analysed file), or its bytes when its syntactic summary was loaded (a deferred
+    module), or only its module name (a deferred module the merge never read)."""
+    if item is None or key is None:
+        return "-"
+    if item.summary is not None:
+        digest = hashlib.sha256(json.dumps(item.summary.to_json(), sort_keys=True).encode())
+        for question, _ in item.questions:
+            digest.update(b"\0" + question.encode())
+        return "a" + digest.hexdigest()
+    if item.deferred:
+        return f"d{item.deferred}" + (f"\0{key}" if loaded else "")
+    return "-"
+
+
 def check_project(
     files: Sequence[tuple[Path, str]],
     config: Config,
@@ -88,11 +118,13 @@ def check_project(
     cache: Cache | None,
     prefilter: bool = True,
     lazy: bool = True,
+    trace: RunTrace | None = None,
 ) -> tuple[ProjectFacts, list[FileResult]]:
     """The project run (shmlint/run/passes.py): phase 1 on every file, the merge, phase 2
     on the files whose findings the project's facts may change; results in input order.
     ``lazy``: modules with nothing to check per file are parsed only when the facts need
-    them (closure.py); ``lazy=False`` parses every module (the reference the tests use)."""
+    them (closure.py); ``lazy=False`` parses every module (the reference the tests use).
+    ``trace`` (with a cache) is filled for the run record."""
     contents = _read_all(files)
     firsts: list[FirstPass | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)
@@ -134,6 +166,16 @@ def check_project(
         if cache is not None and plan_key is not None:
             cache.put_plan(plan_key, plan)
     second, facts_digest = plan
+    if trace is not None and cache is not None:
+        # Facts served from the cache: which deferred summaries they read is not known.
+        loaded = set(range(len(files))) if served else set(modules.loaded)
+        trace.keys = list(keys)
+        trace.gives = [
+            gives(item, key, i in loaded) for i, (item, key) in enumerate(zip(firsts, keys))
+        ]
+        trace.facts_key = "f" + _run_digest(keys)
+        trace.facts_digest = facts_digest
+        trace.reader_words = sorted(word.decode() for word in facts.reader_words())
     phase_two = cache.with_facts(facts_digest) if cache is not None else None
     rechecked = check_files(
         [files[i] for i in second],

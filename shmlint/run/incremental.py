@@ -1,0 +1,78 @@
+"""A project run that starts from the record of the last one, when a few files changed.
+
+The facts of a project run depend only on what each file gives the merge (its summary and the
+names its questions look up; a deferred module's bytes if the merge read them; otherwise only
+its module name). When every changed file gives the merge what it gave before, the facts are
+the cached facts of the last run, every unchanged file's result is its recorded result (it
+depends on the facts and its own bytes only), and only the changed files are analysed: phase
+1, then phase 2 against the facts when they may change the file's findings — the rule of
+``check_project``, so the same findings. Anything else is left to ``check_project``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from shmlint.basics.config import Config
+from shmlint.basics.types import FileResult
+from shmlint.run.cache import Cache
+from shmlint.run.passes import FirstPass, first_pass
+from shmlint.run.record import Record, Stat, stat_of
+from shmlint.run.runner import RunTrace, check_files, gives, with_external
+
+# More changed files than this: a checkout or a rebase, where the full run is as quick.
+MOST_CHANGED = 32
+
+
+def check_changed(
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    cache: Cache,
+    last: Record,
+    changed: list[int],
+    *,
+    prefilter: bool = True,
+) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
+    """The project results with only ``changed`` (indices into ``files``) analysed, the stats
+    they were read at, and the run's trace; None when the facts may differ (a full run)."""
+    if len(changed) > MOST_CHANGED or not last.facts_key:
+        return None
+    words = [word.encode() for word in last.reader_words]
+    stats: list[Stat | None] = list(last.stats)
+    keys = list(last.keys)
+    fresh: dict[int, tuple[FirstPass, bytes]] = {}
+    for index in changed:
+        path, display = files[index]
+        stats[index] = stat_of(path)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        key = cache.first_pass_key(display, data)
+        item = cache.get_first_pass(key)
+        if item is None:
+            item = first_pass(data, display, config, prefilter=prefilter, lazy=True)
+            cache.put_first_pass(key, item)
+        if gives(item, key, loaded=False) != last.gives[index]:
+            return None  # what the merge reads changed (or the module was read before)
+        if item.deferred and any(word in data for word in words):
+            return None  # it may call a function returning a read now
+        keys[index] = key
+        fresh[index] = (item, data)
+    facts = cache.get_facts(last.facts_key)
+    if facts is None or facts.external_files_changed():
+        return None
+    facts = with_external(facts, config)
+    results = list(last.results)
+    again = [i for i, (item, data) in fresh.items() if item.needs_second_pass(facts, data)]
+    phase_two = cache.with_facts(last.facts_digest)
+    rechecked = check_files(
+        [files[i] for i in again], config, jobs=1, cache=phase_two, prefilter=prefilter, facts=facts
+    )
+    for index, (item, _) in fresh.items():
+        results[index] = item.result
+    for index, result in zip(again, rechecked, strict=True):
+        results[index] = result
+    trace = RunTrace(keys, list(last.gives), last.facts_key, last.facts_digest, last.reader_words)
+    return results, stats, trace

@@ -1,0 +1,138 @@
+"""A project run after a few edits starts from the last run's record: only the edited files
+are analysed when what they give the merge is unchanged, and the findings are always those of
+a run without any cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import shmlint.run.runner
+from shmlint.cli import main
+
+CASE = Path(__file__).resolve().parents[2] / "fixtures" / "project" / "payloads"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    copy = tmp_path / "payloads"
+    shutil.copytree(CASE, copy)
+    return copy
+
+
+def _check(tree: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> list[dict[str, object]]:
+    command = ["check", "--output-format", "json", "-j", "1", *extra, str(tree)]
+    assert main(command) in (0, 1)
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def _full_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the full project runs (``check_project``) from now on."""
+    calls: list[int] = []
+    original = shmlint.run.runner.check_project
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shmlint.run.runner, "check_project", counted)
+    return calls
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+EDITS: dict[str, tuple[str, str, str, bool]] = {
+    # name: (file, old, new, answered from the record)
+    "a comment": ("pkg/trainer.py", "# ok: SHM102 (array-free)", "# ok: SHM102 (no arrays)", True),
+    "a body, findings change": (
+        "pkg/trainer.py",
+        "self.frame = ray.get(self.workers[0].observe.remote())",
+        "frame = ray.get(self.workers[0].observe.remote())",
+        True,  # no flow of another module changes: only this file is analysed again
+    ),
+    "the payload class": (
+        "pkg/records.py",
+        "    reward: float\n",
+        "    reward: float\n    frames: 'np.ndarray'\n",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_an_edit_gives_the_findings_of_a_run_without_cache(
+    name: str,
+    tree: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    _check(tree, capsys, *cache)
+    file, old, new, incremental = EDITS[name]
+    _edit(tree / file, old, new)
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == (0 if incremental else 1)
+    # The record it left answers the next run alone.
+    assert _check(tree, capsys, *cache) == warm
+    assert len(full) == (0 if incremental else 1)
+    assert warm == _check(tree, capsys, "--no-cache")
+
+
+def test_a_deferred_module_no_one_reads(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    helpers = tree / "pkg" / "text_utils.py"
+    helpers.write_text("def words(text):\n    return text.split()\n")
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    before = _check(tree, capsys, *cache)
+    _edit(helpers, "text.split()", "text.split(' ')")
+    full = _full_runs(monkeypatch)
+    assert _check(tree, capsys, *cache) == before
+    assert not full
+
+
+def test_a_deferred_module_that_now_reads_runs_the_project(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    helpers = tree / "pkg" / "text_utils.py"
+    helpers.write_text("class Holder:\n    def keep(self, ref):\n        self.value = ref\n")
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    _check(tree, capsys, *cache)
+    _edit(helpers, "self.value = ref", "self.value = __import__('ray').get(ref)")
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == 1
+    assert warm == _check(tree, capsys, "--no-cache")
+
+
+def _many(tree: Path) -> Callable[[], None]:
+    def touch_all() -> None:
+        for path in sorted(tree.rglob("*.py")):
+            path.write_text(path.read_text() + "\n")
+
+    return touch_all
+
+
+def test_many_changed_files_run_the_project(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shmlint.run.incremental
+
+    monkeypatch.setattr(shmlint.run.incremental, "MOST_CHANGED", 2)
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    _check(tree, capsys, *cache)
+    _many(tree)()
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == 1
+    assert warm == _check(tree, capsys, "--no-cache")
