@@ -38,7 +38,9 @@ from shmlint.server.project import Project
 from shmlint.server.text import Positions
 from shmlint.server.worker import Worker
 
-DEBOUNCE = 0.025  # seconds after the last change before a document is checked
+# Seconds after the last change before a document is checked: enough to take the changes an
+# editor sends at once together; keystrokes come further apart than this anyway.
+DEBOUNCE = 0.015
 NAME = "shmlint"
 _log = logging.getLogger(__name__)
 
