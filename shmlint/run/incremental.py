@@ -17,9 +17,9 @@ from pathlib import Path
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache
-from shmlint.run.passes import FirstPass, first_pass
+from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, Stat, stat_of
-from shmlint.run.runner import RunTrace, check_files, gives, with_external
+from shmlint.run.runner import RunTrace, check_files, gives, summary_digest, with_external
 
 # More changed files than this: a checkout or a rebase, where the full run is as quick.
 MOST_CHANGED = 32
@@ -54,8 +54,13 @@ def check_changed(
         if item is None:
             item = first_pass(data, display, config, prefilter=prefilter, lazy=True)
             cache.put_first_pass(key, item)
-        if gives(item, key, loaded=False) != last.gives[index]:
-            return None  # what the merge reads changed (or the module was read before)
+        before = last.gives[index]
+        syntax = ""
+        if item.deferred and before.startswith(f"d{item.deferred}\0"):
+            # The merge read this module: what it reads is its syntactic summary.
+            syntax = summary_digest(syntax_summary(data, display, config))
+        if gives(item, syntax) != before:
+            return None  # what the merge reads changed
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
         keys[index] = key

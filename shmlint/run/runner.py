@@ -94,19 +94,30 @@ class RunTrace:
     reader_words: list[str] = dataclasses.field(default_factory=list)
 
 
-def gives(item: FirstPass | None, key: str | None, loaded: bool) -> str:
-    """What one file gave the merge, as a digest: its summary and the names its questions
-    look up (an analysed file), or its bytes when its syntactic summary was loaded (a deferred
-    module), or only its module name (a deferred module the merge never read)."""
-    if item is None or key is None:
+# What a deferred module gave the merge when that cannot be told from its summary alone: it
+# never equals what a later run computes (a full run follows any change to it).
+UNKNOWN_SYNTAX = "?"
+
+
+def summary_digest(summary: ModuleSummary | None) -> str:
+    """A digest of a module summary (or of having none)."""
+    text = "null" if summary is None else json.dumps(summary.to_json(), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def gives(item: FirstPass | None, syntax: str = "") -> str:
+    """What one file gave the merge, as a string: its summary and the names its questions
+    look up (an analysed file); its module name and, when the merge read it, the digest of
+    its syntactic summary (``syntax``; a deferred module)."""
+    if item is None:
         return "-"
-    if item.summary is not None:
-        digest = hashlib.sha256(json.dumps(item.summary.to_json(), sort_keys=True).encode())
+    if item.summary is not None and not item.deferred:
+        digest = hashlib.sha256(summary_digest(item.summary).encode())
         for question, _ in item.questions:
             digest.update(b"\0" + question.encode())
         return "a" + digest.hexdigest()
     if item.deferred:
-        return f"d{item.deferred}" + (f"\0{key}" if loaded else "")
+        return f"d{item.deferred}" + (f"\0{syntax}" if syntax else "")
     return "-"
 
 
@@ -167,12 +178,18 @@ def check_project(
             cache.put_plan(plan_key, plan)
     second, facts_digest = plan
     if trace is not None and cache is not None:
-        # Facts served from the cache: which deferred summaries they read is not known.
-        loaded = set(range(len(files))) if served else set(modules.loaded)
         trace.keys = list(keys)
-        trace.gives = [
-            gives(item, key, i in loaded) for i, (item, key) in enumerate(zip(firsts, keys))
-        ]
+        trace.gives = []
+        callers = set(modules.callers(facts))
+        for index, item in enumerate(firsts):
+            syntax = ""
+            if served or index in callers:
+                # Facts from the cache (which deferred summaries they read is unknown), or a
+                # module spelling a reader's name (whether it still does changes the merge).
+                syntax = UNKNOWN_SYNTAX
+            elif index in modules.loaded:
+                syntax = summary_digest(modules.loaded[index])
+            trace.gives.append(gives(item, syntax))
         trace.facts_key = "f" + _run_digest(keys)
         trace.facts_digest = facts_digest
         trace.reader_words = sorted(word.decode() for word in facts.reader_words())

@@ -136,3 +136,27 @@ def test_many_changed_files_run_the_project(
     warm = _check(tree, capsys, *cache)
     assert len(full) == 1
     assert warm == _check(tree, capsys, "--no-cache")
+
+
+def test_a_module_that_stops_calling_a_reader_runs_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = tmp_path / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "reads.py").write_text(
+        "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
+    )
+    caller = tree / "pkg" / "use.py"
+    caller.write_text(
+        "from pkg.reads import fetch\n\n\nclass Keeper:\n"
+        "    def keep(self, ref):\n        self.value = fetch(ref)\n"
+    )
+    cache = ("--cache-dir", str(tmp_path / "cache"), "--min-confidence", "medium")
+    assert _check(tree, capsys, *cache)  # the caller keeps the read
+    caller.write_text("class Keeper:\n    def keep(self, ref):\n        self.value = ref\n")
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == 1
+    assert warm == _check(tree, capsys, "--no-cache", "--min-confidence", "medium")
+    assert not [f for f in warm if str(f["path"]).endswith("use.py")]
