@@ -74,6 +74,7 @@ class ShmlintServer(LanguageServer):
         self._in_flight: set[tuple[str, int | None]] = set()
         self._built: asyncio.Event | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._errors_shown: set[str] = set()
         self._register()
 
     # --- registration --------------------------------------------------------------------
@@ -435,7 +436,8 @@ class ShmlintServer(LanguageServer):
         return self._built
 
     def _encoding(self) -> str:
-        return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return str(getattr(encoding, "value", encoding))
 
     def _versioned_edits(self) -> bool:
         workspace = self.client_capabilities.workspace
@@ -473,7 +475,10 @@ class ShmlintServer(LanguageServer):
         except Exception as error:  # a bug in the analysis must not take the editor down
             _log.exception("shmlint server error")
             self._log(traceback.format_exc(), types.MessageType.Error)
-            self._show(f"internal error: {error!r} (see the log)", types.MessageType.Error)
+            message = f"internal error: {error!r} (see the log)"
+            if message not in self._errors_shown:  # not once per keystroke
+                self._errors_shown.add(message)
+                self._show(message, types.MessageType.Error)
 
 
 def _function(method: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -95,6 +95,8 @@ class Project:
         display = self.display(path)
         if display is None:  # outside the project: on its own, as `shmlint check FILE`
             return check_bytes(data, str(path), self.config), False
+        if self.session is None:  # the build failed (and said so): each file on its own
+            return check_bytes(data, display, self.config), False
         if not self._member(display):
             return None, False
         session = self._session()
@@ -105,15 +107,17 @@ class Project:
         """The editor closed the document: the file on disk stands for it again. True when
         the facts changed."""
         display = self.display(path) if path is not None else None
-        session = self._session()
-        if display is None or display not in session:
+        session = self.session
+        if display is None or session is None or display not in session:
             return False
         return session.release(display)
 
     def disk_changed(self, changed: Iterable[Path], created_or_deleted: bool) -> bool:
         """Files changed on disk (the editor's text still stands in for open ones); True when
         the facts changed."""
-        session = self._session()
+        session = self.session
+        if session is None:
+            return False
         facts_changed = False
         if created_or_deleted:
             self._not_in_project.clear()

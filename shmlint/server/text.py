@@ -15,6 +15,11 @@ import tokenize
 
 from lsprotocol import types
 
+UTF8, UTF16, UTF32 = (
+    types.PositionEncodingKind.Utf8.value,
+    types.PositionEncodingKind.Utf16.value,
+    types.PositionEncodingKind.Utf32.value,
+)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _BREAK = re.compile(r"(?:\r\n|\r|\n)$")
 
@@ -32,14 +37,14 @@ def content(line: str) -> str:
 class Positions:
     """Converts between (line, character) and the client's positions for one text."""
 
-    def __init__(self, text: str, encoding: str = types.PositionEncodingKind.Utf16) -> None:
+    def __init__(self, text: str, encoding: str = UTF16) -> None:
         self.lines = split_lines(text)
-        self.encoding = str(encoding)
+        self.encoding = str(getattr(encoding, "value", encoding))  # "utf-16", an enum's too
 
     def _units(self, chars: str) -> int:
-        if self.encoding == types.PositionEncodingKind.Utf32 or chars.isascii():
+        if self.encoding == UTF32 or chars.isascii():
             return len(chars)
-        if self.encoding == types.PositionEncodingKind.Utf8:
+        if self.encoding == UTF8:
             return len(chars.encode("utf-8", "surrogatepass"))
         return len(chars.encode("utf-16-le", "surrogatepass")) // 2
 
@@ -67,7 +72,7 @@ class Positions:
     def character(self, position: types.Position) -> int:
         """The character column of a client position on its line."""
         text = self.line_text(position.line)
-        if text.isascii() or self.encoding == types.PositionEncodingKind.Utf32:
+        if text.isascii() or self.encoding == UTF32:
             return min(position.character, len(text))
         units = 0
         for index, char in enumerate(text):

@@ -180,17 +180,25 @@ def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
 
 @contextlib.asynccontextmanager
 async def lsp_session(
-    root: Path, *, client: str = VSCODE, options: dict[str, Any] | None = None
+    root: Path,
+    *,
+    client: str = VSCODE,
+    options: dict[str, Any] | None = None,
+    encodings: list[str] | None = None,
 ) -> AsyncIterator[Client]:
-    """A server started with ``shmlint server`` for the project at ``root``, initialized,
-    and shut down (shutdown, exit) at the end."""
+    """A server started with ``shmlint server`` for the project at ``root``, initialized
+    (as ``client`` would; ``encodings``: the position encodings it offers), and shut down
+    (shutdown, exit) at the end."""
     config = ClientServerConfig(server_command=SERVER, client_factory=_make_client)
     started = await config.start()
     assert isinstance(started, Client)
+    capabilities = client_capabilities(client)
+    if encodings is not None:
+        capabilities.general = types.GeneralClientCapabilities(position_encodings=encodings)
     try:
         folder = types.WorkspaceFolder(uri=root.as_uri(), name=root.name)
         params = types.InitializeParams(
-            capabilities=client_capabilities(client),
+            capabilities=capabilities,
             root_uri=root.as_uri(),
             workspace_folders=[folder],
             initialization_options=options,

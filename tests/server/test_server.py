@@ -3,6 +3,7 @@ server`` over stdio, as an editor does."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from shmlint.cli import main
 from shmlint.run.discovery import iter_python_files
 from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
-from tests.server.lsp import NEOVIM, apply_edits, edits_of, lsp_session
+from tests.server.lsp import NEOVIM, TIMEOUT, apply_edits, edits_of, lsp_session
 
 pytestmark = pytest.mark.asyncio
 
@@ -305,19 +306,25 @@ async def test_only_the_latest_version_is_published(wrapper: Path) -> None:
     assert len(published) < len(versions)  # debounced: not one check per keystroke
 
 
-async def test_positions_are_utf16_code_units(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("encoding", "before"),
+    [("utf-16", 19), ("utf-8", 22), ("utf-32", 18)],  # the units of `    label = "😀é"; `
+)
+async def test_positions_are_in_the_negotiated_encoding(
+    tmp_path: Path, encoding: str, before: int
+) -> None:
     source = (
         "import numpy as np\nimport ray\n\n\n"
         "def fetch(ref) -> np.ndarray:\n"
         '    label = "😀é"; return ray.get(ref)\n'
     )
     root = _write(tmp_path / "project", {"m.py": source})
-    async with lsp_session(root) as client:
+    async with lsp_session(root, encodings=[encoding]) as client:
         uri = client.open(root / "m.py")
         (found,) = await client.diagnostics_for(uri, 1)
-    # `return` is the line's 19th character; before it, 😀 takes two UTF-16 code units.
-    assert found.range.start == types.Position(5, 19)
-    assert found.range.end.character == 19 + len("return ray.get(ref)")
+    # `return` is the line's 19th character; 😀 takes 2 UTF-16 / 4 UTF-8 units, é 1 / 2.
+    assert found.range.start == types.Position(5, before)
+    assert found.range.end.character == before + len("return ray.get(ref)")
 
 
 async def test_files_outside_the_project_and_excluded_ones(tmp_path: Path) -> None:
@@ -344,5 +351,22 @@ async def test_shutdown_and_exit(wrapper: Path) -> None:
         await client.diagnostics_for(uri, 1)
         process = client._server
         assert process is not None and process.returncode is None
+        # The build was reported as work done progress (the client offered it).
+        ((token, reports),) = client.progress_reports.items()
+        assert str(token).startswith("shmlint")
+        assert isinstance(reports[0], types.WorkDoneProgressBegin)
+        assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     # lsp_session sent shutdown, then exit, and waited for the process.
     assert process.returncode == 0
+
+
+async def test_exit_without_shutdown_is_exit_code_1(wrapper: Path) -> None:
+    async with lsp_session(wrapper) as client:
+        uri = client.open(wrapper / "pkg" / "futures.py")
+        await client.diagnostics_for(uri, 1)
+        process = client._server
+        assert process is not None
+        client.exit(None)  # no shutdown first: the protocol says exit code 1
+        await asyncio.wait_for(process.wait(), TIMEOUT)
+        assert process.returncode == 1
+        client.capabilities = None  # (nothing left to shut down)
