@@ -75,6 +75,7 @@ class ShmlintServer(LanguageServer):
         self._built: asyncio.Event | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._errors_shown: set[str] = set()
+        self._watching = False  # the client reports files changed on disk
         self._register()
 
     # --- registration --------------------------------------------------------------------
@@ -174,6 +175,8 @@ class ShmlintServer(LanguageServer):
             await self.client_register_capability_async(types.RegistrationParams([registration]))
         except Exception as error:  # the client said it could, then refused: saves still count
             self._log(f"the client refused to watch files: {error}", types.MessageType.Warning)
+        else:
+            self._watching = True
 
     # --- documents -----------------------------------------------------------------------
 
@@ -185,10 +188,20 @@ class ShmlintServer(LanguageServer):
 
     def _did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         path = _path(params.text_document.uri)
-        if path is not None and path.name == "pyproject.toml":
+        configuration = path is not None and path.name == "pyproject.toml"
+        if not self._watching:  # no file events from this client: a save is when to look
+            self._spawn(self._sync_disk())
+        elif configuration:
             self._spawn(self._reconfigure())
-        else:
+        if not configuration:
             self._schedule(params.text_document.uri, 0.0)
+
+    async def _sync_disk(self) -> None:
+        await self._events().wait()
+        project = self._project()
+        await self._reconfigure()
+        if await self.worker.run(project.sync_disk):
+            self._recheck_all()
 
     def _did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri

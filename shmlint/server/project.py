@@ -33,6 +33,7 @@ class Project:
         self.config, self.errors = load_settings(self.root, options)
         self.session: ProjectSession | None = None
         self._not_in_project: set[str] = set()  # files under the root the scan skips
+        self._stamps: dict[str, tuple[int, int]] = {}  # (mtime, size) of each file, last seen
 
     def _files(self) -> list[tuple[Path, str]]:
         return list(iter_python_files(["."], self.config))
@@ -42,7 +43,9 @@ class Project:
         gc.unfreeze()  # the last build's objects may be garbage now
         self.session = None
         cache = Cache(default_directory(self.config), self.config)
-        session = ProjectSession(self._files(), self.config, cache)
+        files = self._files()
+        self._stamps = _stamps(files)
+        session = ProjectSession(files, self.config, cache)
         session.build(progress)
         self.session = session
         self._not_in_project.clear()
@@ -127,3 +130,33 @@ class Project:
             if display is not None and display in session:
                 facts_changed = session.reload(display) or facts_changed
         return facts_changed
+
+    def sync_disk(self) -> bool:
+        """Find the files changed, created or deleted on disk since the last look, by their
+        modification time and size (for clients that do not watch files); True when the
+        facts changed."""
+        if self.session is None:
+            return False
+        stamps = _stamps(self._files())
+        changed = [
+            self.root / display
+            for display, stamp in stamps.items()
+            if display in self._stamps and self._stamps[display] != stamp
+        ]
+        created_or_deleted = stamps.keys() != self._stamps.keys()
+        self._stamps = stamps
+        if not changed and not created_or_deleted:
+            return False
+        return self.disk_changed(changed, created_or_deleted)
+
+
+def _stamps(files: Iterable[tuple[Path, str]]) -> dict[str, tuple[int, int]]:
+    stamps = {}
+    for path, display in files:
+        try:
+            info = path.stat()
+        except OSError:
+            stamps[display] = (-1, -1)
+        else:
+            stamps[display] = (info.st_mtime_ns, info.st_size)
+    return stamps

@@ -230,6 +230,25 @@ async def test_a_change_on_disk_updates_open_documents(tmp_path: Path) -> None:
             assert [d.code for d in after[-1].diagnostics] == (["SHM101"] if reported else [])
 
 
+async def test_without_file_watching_a_save_looks_at_the_disk(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path / "project",
+        {"pkg/__init__.py": "", "pkg/futures.py": FUTURES, "pkg/executor.py": PLAIN_EXECUTOR},
+    )
+    async with lsp_session(root, client=NEOVIM) as client:  # Neovim 0.7 watches no files
+        futures = client.open(root / "pkg" / "futures.py")
+        assert await client.diagnostics_for(futures, 1) == []
+        (root / "pkg" / "other.py").write_text(CHANNEL_EXECUTOR, encoding="utf-8")
+        seen = len(client.published)
+        document = types.TextDocumentIdentifier(futures)
+        client.text_document_did_save(types.DidSaveTextDocumentParams(document))
+        fed = await client.until(
+            lambda: [p for p in client.published[seen:] if p.uri == futures and p.diagnostics]
+        )
+    assert client.registrations == []
+    assert [d.code for d in fed[-1].diagnostics] == ["SHM101"]
+
+
 async def test_a_bad_configuration_is_a_message_and_the_server_goes_on(tmp_path: Path) -> None:
     root = _write(
         tmp_path / "project",
