@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from shmlint._version import __version__
-from shmlint.analysis.engine import check_bytes, decode_source
-from shmlint.analysis.rules import RULES, confidence, rule_doc
 from shmlint.basics.config import (
     Config,
     ConfigError,
@@ -286,6 +284,8 @@ def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextI
                     out.write(_unified_diff(result.path, data, new_data))
                 elif item.path is not None:
                     write_atomically(item.path, new_data)
+                from shmlint.analysis.engine import check_bytes
+
                 remaining = list(check_bytes(new_data, result.path, config).findings)
     except OSError as error:  # the file vanished or cannot be written: report, go on
         sys.stderr.write(f"shmlint: {result.path}: not fixed: {error.strerror or error}\n")
@@ -328,6 +328,8 @@ def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], ou
 def _unified_diff(path: str, old: bytes, new: bytes) -> str:
     import difflib
 
+    from shmlint.analysis.engine import decode_source
+
     return "".join(
         difflib.unified_diff(
             decode_source(old).splitlines(keepends=True),
@@ -353,6 +355,8 @@ def run_baseline(args: argparse.Namespace, out: TextIO) -> int:
 
 def run_rules(out: TextIO) -> int:
     """``shmlint rules``: one line per rule."""
+    from shmlint.analysis.rules import RULES
+
     for code, rule in RULES.items():
         out.write(f"{code}  {rule.name:<22} {rule.summary}\n")
     return EXIT_CLEAN
@@ -360,6 +364,8 @@ def run_rules(out: TextIO) -> int:
 
 def run_explain(code: str, out: TextIO) -> int:
     """``shmlint explain CODE``: the rule's documentation."""
+    from shmlint.analysis.rules import RULES, confidence, rule_doc
+
     if code.lower() == confidence.TOPIC:
         out.write(f"# Confidence: payload evidence\n\n{confidence.CONFIDENCE_DOC}")
         return EXIT_CLEAN
