@@ -7,10 +7,12 @@ made, never for the list of actions.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from lsprotocol import types
 
@@ -18,6 +20,7 @@ from shmlint.analysis.engine import decode_source
 from shmlint.analysis.suppress import noqa_codes
 from shmlint.basics.config import Config
 from shmlint.basics.types import Finding
+from shmlint.server.diagnostics import diagnostic, finding_range, overlaps
 from shmlint.server.text import Positions, line_edits, to_bytes
 
 FIX_ALL = "source.fixAll.shmlint"
@@ -98,8 +101,94 @@ def workspace_edit(
     return types.WorkspaceEdit(changes={uri: list(edits)})
 
 
-def wants(only: list[str] | None, kind: str) -> bool:
+def wants(only: Sequence[str] | None, kind: str) -> bool:
     """The client asked for actions of ``kind`` (``only`` lists kinds or their prefixes)."""
     if not only:
         return True
     return any(kind == asked or kind.startswith(asked + ".") for asked in only)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Document:
+    """One checked version of a document: what its actions are made from."""
+
+    uri: str
+    version: int | None
+    text: str
+    findings: tuple[Finding, ...]
+    positions: Positions
+
+
+def key(finding: Finding) -> list[object]:
+    """Names one finding of a document's result (in an action's data, JSON)."""
+    return [finding.code, finding.line, finding.col, finding.source_line, finding.source_col]
+
+
+def offer(
+    document: Document,
+    where: types.Range,
+    only: Sequence[str] | None,
+    config: Config,
+    versioned: bool,
+) -> list[types.CodeAction]:
+    """The actions for ``where``: a fix per fixable finding there and a noqa per finding
+    (quick fixes), and "fix all" for the document. Fixes carry ``data`` and get their edit
+    when resolved (:func:`wanted`, :func:`fix_edits`): libcst runs only for a chosen one."""
+    found = [
+        f
+        for f in sorted(document.findings, key=Finding.sort_key)
+        if overlaps(finding_range(f, document.positions), where)
+    ]
+    data: dict[str, Any] = {"uri": document.uri, "version": document.version}
+    result: list[types.CodeAction] = []
+    if wants(only, types.CodeActionKind.QuickFix):
+        for finding in found:
+            if finding.fixable:
+                result.append(
+                    types.CodeAction(
+                        title=fix_title(finding, config),
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostic(finding, document.uri, document.positions)],
+                        is_preferred=not finding.unsafe_fix,
+                        data={**data, "fix": key(finding)},
+                    )
+                )
+        for finding in found:
+            action = _noqa_action(document, finding, versioned)
+            if action is not None:
+                result.append(action)
+    if fixable(document.findings) and wants(only, FIX_ALL):
+        result.append(
+            types.CodeAction(
+                title="Fix all shmlint findings in this file",
+                kind=FIX_ALL,
+                data={**data, "fix": "all"},
+            )
+        )
+    return result
+
+
+def _noqa_action(document: Document, finding: Finding, versioned: bool) -> types.CodeAction | None:
+    if finding.code == "SHM001":
+        return None  # a file that does not parse is not analysed: nothing to suppress
+    edit = noqa_edit(document.text, finding, document.positions)
+    if edit is None:
+        return None
+    return types.CodeAction(
+        title=f"Suppress {finding.code} on this line (# noqa: {finding.code})",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic(finding, document.uri, document.positions)],
+        edit=workspace_edit(document.uri, document.version, [edit], versioned),
+    )
+
+
+def wanted(document: Document, data: object) -> list[Finding] | None:
+    """The findings an action's ``data`` asks to fix in ``document`` (None: the data is not
+    a fix's, or is of another version of the document)."""
+    if not isinstance(data, dict) or "fix" not in data:
+        return None
+    if data.get("uri") != document.uri or data.get("version") != document.version:
+        return None
+    if data["fix"] == "all":
+        return fixable(document.findings)
+    return [f for f in document.findings if f.fixable and key(f) == data["fix"]]

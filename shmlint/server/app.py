@@ -15,25 +15,18 @@ import functools
 import inspect
 import logging
 import traceback
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from shmlint._version import __version__
 from shmlint.basics.types import FileResult, Finding
-from shmlint.server import actions
-from shmlint.server.diagnostics import (
-    contains,
-    diagnostic,
-    diagnostics,
-    finding_range,
-    hover_text,
-    overlaps,
-)
+from shmlint.server import actions, client
+from shmlint.server.client import path_of, root_of
+from shmlint.server.diagnostics import diagnostics, hover
 from shmlint.server.project import Project
 from shmlint.server.text import Positions
 from shmlint.server.worker import Worker
@@ -104,7 +97,7 @@ class ShmlintServer(LanguageServer):
     def _initialize(self, params: types.InitializeParams) -> None:
         self.options = params.initialization_options
         self._built = asyncio.Event()
-        self.project = Project(_root(params), self.options)
+        self.project = Project(root_of(params), self.options)
 
     async def _initialized(self, params: types.InitializedParams) -> None:
         project = self._project()
@@ -143,8 +136,7 @@ class ShmlintServer(LanguageServer):
         self._recheck_all(force=True)
 
     async def _progress_begin(self, message: str) -> str | None:
-        window = self.client_capabilities.window
-        if window is None or not window.work_done_progress:
+        if not client.reports_progress(self.client_capabilities):
             return None
         token = f"shmlint-{id(self)}-{len(self._tasks)}-{asyncio.get_running_loop().time()}"
         try:
@@ -157,9 +149,7 @@ class ShmlintServer(LanguageServer):
 
     async def _watch_files(self) -> None:
         """Ask the client to tell of Python files and pyproject.toml changing on disk."""
-        workspace = self.client_capabilities.workspace
-        watched = workspace.did_change_watched_files if workspace is not None else None
-        if watched is None or not watched.dynamic_registration:
+        if not client.watches_files(self.client_capabilities):
             return
         watchers = [
             types.FileSystemWatcher(glob_pattern="**/*.py"),
@@ -187,7 +177,7 @@ class ShmlintServer(LanguageServer):
         self._schedule(params.text_document.uri, self.debounce)
 
     def _did_save(self, params: types.DidSaveTextDocumentParams) -> None:
-        path = _path(params.text_document.uri)
+        path = path_of(params.text_document.uri)
         configuration = path is not None and path.name == "pyproject.toml"
         if not self._watching:  # no file events from this client: a save is when to look
             self._spawn(self._sync_disk())
@@ -213,7 +203,7 @@ class ShmlintServer(LanguageServer):
     async def _closed(self, uri: str) -> None:
         await self._events().wait()
         project = self._project()
-        if await self.worker.run(lambda: project.close(_path(uri))):
+        if await self.worker.run(lambda: project.close(path_of(uri))):
             self._recheck_all()
 
     def _watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
@@ -221,7 +211,7 @@ class ShmlintServer(LanguageServer):
         created_or_deleted = False
         configuration = False
         for change in params.changes:
-            path = _path(change.uri)
+            path = path_of(change.uri)
             if path is None:
                 continue
             if path.name == "pyproject.toml":
@@ -281,10 +271,10 @@ class ShmlintServer(LanguageServer):
 
     async def _run_check(self, uri: str) -> tuple[Checked, bool]:
         document = self.workspace.get_text_document(uri)
-        text, version, path = document.source, document.version, _path(uri)
+        text, version, path = document.source, document.version, path_of(uri)
         project = self._project()
-        if _path(uri) is None and not uri.startswith("untitled:"):
-            return Checked(version, text, None), False
+        if path is None and not uri.startswith("untitled:"):
+            return Checked(version, text, None), False  # another scheme: not a file of ours
         result, changed = await self.worker.run(lambda: project.check(path, text))
         return Checked(version, text, result), changed
 
@@ -322,100 +312,45 @@ class ShmlintServer(LanguageServer):
 
     # --- code actions and hover ----------------------------------------------------------
 
+    def _document(self, uri: str, checked: Checked) -> actions.Document:
+        positions = Positions(checked.text, self._encoding())
+        return actions.Document(uri, checked.version, checked.text, checked.findings, positions)
+
     async def _code_action(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         checked = await self._current(uri)
         if checked is None or not checked.findings:
             return None
-        config = self._project().config
-        positions = Positions(checked.text, self._encoding())
+        document = self._document(uri, checked)
         only = [str(kind) for kind in params.context.only] if params.context.only else None
-        found = [
-            (finding, diagnostic(finding, uri, positions))
-            for finding in sorted(checked.findings, key=Finding.sort_key)
-            if overlaps(finding_range(finding, positions), params.range)
-        ]
-        result: list[types.CodeAction] = []
-        if actions.wants(only, types.CodeActionKind.QuickFix):
-            for finding, shown in found:
-                if finding.fixable:
-                    result.append(self._fix_action(uri, checked, finding, shown, config))
-            for finding, shown in found:
-                action = self._noqa_action(uri, checked, finding, shown, positions)
-                if action is not None:
-                    result.append(action)
-        if actions.fixable(checked.findings) and actions.wants(only, actions.FIX_ALL):
-            result.append(
-                types.CodeAction(
-                    title="Fix all shmlint findings in this file",
-                    kind=actions.FIX_ALL,
-                    data={"uri": uri, "version": checked.version, "fix": "all"},
-                )
-            )
-        if not self._resolves_edits():
-            result = [await self._resolved(action) for action in result]
-            result = [action for action in result if action.edit is not None]
-        return result or None
-
-    def _fix_action(
-        self,
-        uri: str,
-        checked: Checked,
-        finding: Finding,
-        diagnostic: types.Diagnostic,
-        config: Any,
-    ) -> types.CodeAction:
-        return types.CodeAction(
-            title=actions.fix_title(finding, config),
-            kind=types.CodeActionKind.QuickFix,
-            diagnostics=[diagnostic],
-            is_preferred=not finding.unsafe_fix,
-            data={"uri": uri, "version": checked.version, "fix": list(_key(finding))},
+        config = self._project().config
+        offered = actions.offer(
+            document, params.range, only, config, client.versioned_edits(self.client_capabilities)
         )
-
-    def _noqa_action(
-        self,
-        uri: str,
-        checked: Checked,
-        finding: Finding,
-        diagnostic: types.Diagnostic,
-        positions: Positions,
-    ) -> types.CodeAction | None:
-        if finding.code == "SHM001":
-            return None  # a file that does not parse is not analysed: nothing to suppress
-        edit = actions.noqa_edit(checked.text, finding, positions)
-        if edit is None:
-            return None
-        return types.CodeAction(
-            title=f"Suppress {finding.code} on this line (# noqa: {finding.code})",
-            kind=types.CodeActionKind.QuickFix,
-            diagnostics=[diagnostic],
-            edit=actions.workspace_edit(uri, checked.version, [edit], self._versioned_edits()),
-        )
+        if not client.resolves_edits(self.client_capabilities):  # the client wants every edit now
+            offered = [await self._resolved(action) for action in offered]
+            offered = [action for action in offered if action.edit is not None]
+        return offered or None
 
     async def _resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
         return await self._resolved(action)
 
     async def _resolved(self, action: types.CodeAction) -> types.CodeAction:
-        """The action with its edit (computed now: libcst runs only for an action the user
-        picks, where the client resolves actions lazily)."""
+        """The action with its edit: the fix, made now (libcst on the worker thread)."""
         data = action.data
-        if action.edit is not None or not isinstance(data, dict) or "fix" not in data:
+        uri = data.get("uri") if isinstance(data, dict) else None
+        checked = self.checked.get(uri) if isinstance(uri, str) else None
+        if action.edit is not None or checked is None or uri is None:
             return action
-        uri = str(data.get("uri"))
-        checked = self.checked.get(uri)
-        if checked is None or checked.version != data.get("version"):
-            return action  # the document changed since: the client asks again
-        fixes = actions.fixable(checked.findings)
-        if data["fix"] != "all":
-            wanted = tuple(data["fix"])
-            fixes = [f for f in checked.findings if f.fixable and _key(f) == wanted]
+        document = self._document(uri, checked)
+        fixes = actions.wanted(document, data)
+        if not fixes:
+            return action  # not a fix, or the document changed since: the client asks again
         config = self._project().config
-        positions = Positions(checked.text, self._encoding())
-        text = checked.text
+        text, positions = document.text, document.positions
         edits = await self.worker.run(lambda: actions.fix_edits(text, fixes, config, positions))
         if edits:
-            versioned = self._versioned_edits()
+            versioned = client.versioned_edits(self.client_capabilities)
             action.edit = actions.workspace_edit(uri, checked.version, edits, versioned)
         return action
 
@@ -425,16 +360,12 @@ class ShmlintServer(LanguageServer):
         if checked is None:
             return None
         positions = Positions(checked.text, self._encoding())
-        found = [
-            f for f in checked.findings if contains(finding_range(f, positions), params.position)
-        ]
-        if not found:
-            return None
-        markdown = types.MarkupKind.Markdown
-        formats = self._hover_formats()
-        kind = markdown if formats is None or markdown in formats else types.MarkupKind.PlainText
-        contents = types.MarkupContent(kind=kind, value=hover_text(found))
-        return types.Hover(contents=contents, range=finding_range(found[0], positions))
+        return hover(
+            checked.findings,
+            params.position,
+            positions,
+            client.hover_formats(self.client_capabilities),
+        )
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -451,22 +382,6 @@ class ShmlintServer(LanguageServer):
     def _encoding(self) -> str:
         encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return str(getattr(encoding, "value", encoding))
-
-    def _versioned_edits(self) -> bool:
-        workspace = self.client_capabilities.workspace
-        edit = workspace.workspace_edit if workspace is not None else None
-        return bool(edit is not None and edit.document_changes)
-
-    def _resolves_edits(self) -> bool:
-        document = self.client_capabilities.text_document
-        action = document.code_action if document is not None else None
-        support = action.resolve_support if action is not None else None
-        return support is not None and "edit" in support.properties
-
-    def _hover_formats(self) -> Sequence[str] | None:
-        document = self.client_capabilities.text_document
-        hover = document.hover if document is not None else None
-        return hover.content_format if hover is not None else None
 
     def _log(self, message: str, kind: types.MessageType) -> None:
         self.window_log_message(types.LogMessageParams(kind, f"shmlint: {message}"))
@@ -504,35 +419,6 @@ def _function(method: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
         return handler
     return functools.wraps(method, assigned=("__doc__",))(lambda params: method(params))
-
-
-def _key(finding: Finding) -> tuple[str, int, int, int, int]:
-    """Names one finding of a result (a code action's data)."""
-    return (finding.code, finding.line, finding.col, finding.source_line, finding.source_col)
-
-
-def _path(uri: str) -> Path | None:
-    """The file behind a ``file:`` URI (None for other schemes)."""
-    if not uri.startswith("file:"):
-        return None
-    path = to_fs_path(uri)
-    return Path(path) if path else None
-
-
-def _root(params: types.InitializeParams) -> Path:
-    """The project root: the first workspace folder, else the root URI, else the current
-    directory."""
-    for folder in params.workspace_folders or ():
-        path = _path(folder.uri)
-        if path is not None and path.is_dir():
-            return path
-    if params.root_uri:
-        path = _path(params.root_uri)
-        if path is not None and path.is_dir():
-            return path
-    if params.root_path and Path(params.root_path).is_dir():
-        return Path(params.root_path)
-    return Path.cwd()
 
 
 def serve() -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from lsprotocol import types
 
@@ -95,3 +95,20 @@ def hover_text(findings: Iterable[Finding]) -> str:
 def _demote(doc: str) -> str:
     """The rule docs' ``## Heading`` lines one level down, so they sit under the finding."""
     return "\n".join("#" + line if line.startswith("#") else line for line in doc.splitlines())
+
+
+def hover(
+    findings: Iterable[Finding],
+    position: types.Position,
+    positions: Positions,
+    formats: Sequence[str] | None,
+) -> types.Hover | None:
+    """The hover at ``position``: the findings whose span holds it (None: no finding), in
+    Markdown unless the client reads only plain text (``formats``)."""
+    found = [f for f in findings if contains(finding_range(f, positions), position)]
+    if not found:
+        return None
+    markdown = types.MarkupKind.Markdown
+    kind = markdown if formats is None or markdown in formats else types.MarkupKind.PlainText
+    contents = types.MarkupContent(kind=kind, value=hover_text(found))
+    return types.Hover(contents=contents, range=finding_range(found[0], positions))
