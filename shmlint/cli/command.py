@@ -385,7 +385,8 @@ def run_server() -> int:
         from shmlint.server import serve
     except ImportError as error:
         raise UsageError(
-            f"`shmlint server` needs the server extra ({error.name} is missing): "
+            f"`shmlint server` needs the server extra ({(error.name or '?').split('.')[0]} "
+            "is missing): "
             "pip install 'shmlint[server]'"
         ) from None
     return serve()
