@@ -14,7 +14,6 @@ import dataclasses
 from typing import Any
 
 from shmlint.analysis.engine import (
-    LINES,
     TOO_DEEP,
     analyze_with_view,
     decode_source,
@@ -23,6 +22,7 @@ from shmlint.analysis.engine import (
     may_contain_source,
     own_view,
     parse_source,
+    split_lines,
 )
 from shmlint.basics.config import Config
 from shmlint.basics.names import Scope
@@ -98,7 +98,7 @@ def first_pass(
             module, is_package = module_name(path, config.root)
             return FirstPass(summarize_syntax(tree, module, path, is_package, scope), skipped)
         own, view = own_view(tree, scope, path, config, recorder, questions)
-        findings = analyze_with_view(tree, LINES.split(text), path, config, text, view, scope)
+        findings = analyze_with_view(tree, split_lines(text), path, config, text, view, scope)
     except RecursionError:
         return FirstPass(None, error_result(path, config, 1, 0, TOO_DEEP))
     summary = own if recorder is None else recorder.fill(own)
