@@ -10,8 +10,10 @@ from shmlint.analysis.engine import check_bytes
 from shmlint.basics.config import Config
 from shmlint.basics.types import Finding
 from shmlint.server import actions
+from shmlint.server.diagnostics import diagnostic
 from shmlint.server.settings import apply_options
 from shmlint.server.text import Positions, line_edits, split_lines, to_bytes
+from tests.fixture_markers import FIXTURES
 from tests.server.lsp import apply_edits
 
 LINE = 'x = "😀é" + y\n'  # 😀: 1 character, 2 UTF-16 units, 4 UTF-8 bytes
@@ -129,3 +131,16 @@ def test_fix_titles_and_kinds() -> None:
 
 def _as_dict(finding: Finding) -> dict[str, object]:
     return {name: getattr(finding, name) for name in Finding.__dataclass_fields__}
+
+
+def test_held_across_read_is_an_error_and_the_read_is_related() -> None:
+    text = (FIXTURES / "SHM104.py").read_text(encoding="utf-8")
+    findings = _findings(text)
+    by_code = {f.code: f for f in findings}
+    assert "SHM104" in by_code
+    stall = diagnostic(by_code["SHM104"], "file:///m.py", Positions(text))
+    assert stall.severity == types.DiagnosticSeverity.Error and stall.code == "SHM104"
+    (read,) = stall.related_information or []
+    assert read.location.range.start.line == by_code["SHM104"].source_line - 1
+    others = [diagnostic(f, "file:///m.py", Positions(text)) for f in findings]
+    assert {d.severity for d in others if d.code != "SHM104"} <= {types.DiagnosticSeverity.Warning}
