@@ -9,7 +9,7 @@ import functools
 import os
 
 from shmlint.basics.names import dotted_name
-from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves
+from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves, parse_annotation
 from shmlint.facts.external import defining_module
 from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
@@ -129,9 +129,8 @@ class ClassResolver:
         found, _ = self.field_evidence(summary, annotation)
         fields: list[str] = []
         if found is Evidence.ARRAYS:
-            try:
-                node = ast.parse(annotation, mode="eval").body
-            except SyntaxError:
+            node = parse_annotation(annotation)
+            if node is None:
                 return found, ()
             for leaf in leaves(node):
                 dotted = dotted_name(leaf)
@@ -146,9 +145,8 @@ class ClassResolver:
 
     def field_evidence(self, summary: ModuleSummary, annotation: str) -> tuple[Evidence, bool]:
         """A field's evidence, and whether it holds arrays Ray hands back zero-copy."""
-        try:
-            node = ast.parse(annotation, mode="eval").body
-        except SyntaxError:
+        node = parse_annotation(annotation)
+        if node is None:
             return Evidence.UNKNOWN, False
 
         def leaf(expr: ast.expr) -> Evidence:

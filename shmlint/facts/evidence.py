@@ -86,12 +86,19 @@ def unquoted(annotation: ast.expr) -> ast.expr | None:
     return annotation
 
 
-def _parse_string(text: str) -> ast.expr | None:
+@functools.lru_cache(maxsize=8192)
+def parse_annotation(text: str) -> ast.expr | None:
+    """An annotation's text as an expression (None: not one). Cached: the same few spellings
+    (``int``, ``Optional[str]``...) come back tens of thousands of times in a merge; the
+    trees are only read."""
     try:
         parsed = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return None
     return parsed.body
+
+
+_parse_string = parse_annotation
 
 
 def _leaves(node: ast.expr, results: bool = True) -> Iterable[ast.expr | None]:
