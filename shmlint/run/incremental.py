@@ -38,10 +38,12 @@ def check_changed(
     they were read at, and the run's trace; None when the facts may differ (a full run)."""
     if len(changed) > MOST_CHANGED or not last.facts_key:
         return None
+    if not len(last.keys) == len(last.gives) == len(last.second) == len(files):
+        return None  # not a project run's record
     words = [word.encode() for word in last.reader_words]
     stats: list[Stat | None] = list(last.stats)
     keys = list(last.keys)
-    fresh: dict[int, tuple[FirstPass, bytes]] = {}
+    fresh: dict[int, tuple[FirstPass, bytes, bool]] = {}
     for index in changed:
         path, display = files[index]
         stats[index] = stat_of(path)
@@ -63,21 +65,53 @@ def check_changed(
             return None  # what the merge reads changed
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
+        old_key = keys[index]
         keys[index] = key
-        fresh[index] = (item, data)
-    facts = cache.get_facts(last.facts_key)
-    if facts is None or facts.external_files_changed():
-        return None
-    facts = with_external(facts, config)
+        fresh[index] = (item, data, _settled(item, data, old_key, last, index, words, cache))
     results = list(last.results)
-    again = [i for i, (item, data) in fresh.items() if item.needs_second_pass(facts, data)]
+    second = list(last.second)
+    unsettled = [i for i, (_, _, settled) in fresh.items() if not settled]
+    again: list[int] = []
+    if unsettled:
+        facts = cache.get_facts(last.facts_key)
+        if facts is None or facts.external_files_changed():
+            return None
+        facts = with_external(facts, config)
+        again = [i for i in unsettled if fresh[i][0].needs_second_pass(facts, fresh[i][1])]
+    else:
+        facts = None
+    for index in fresh:
+        second[index] = index in again
     phase_two = cache.with_facts(last.facts_digest)
     rechecked = check_files(
         [files[i] for i in again], config, jobs=1, cache=phase_two, prefilter=prefilter, facts=facts
     )
-    for index, (item, _) in fresh.items():
+    for index, (item, _, _) in fresh.items():
         results[index] = item.result
     for index, result in zip(again, rechecked, strict=True):
         results[index] = result
-    trace = RunTrace(keys, list(last.gives), last.facts_key, last.facts_digest, last.reader_words)
+    trace = RunTrace(
+        keys, list(last.gives), last.facts_key, last.facts_digest, last.reader_words, second
+    )
     return results, stats, trace
+
+
+def _settled(
+    item: FirstPass,
+    data: bytes,
+    old_key: str | None,
+    last: Record,
+    index: int,
+    words: list[bytes],
+    cache: Cache,
+) -> bool:
+    """True when the file needs no phase 2, decided without loading the facts (large on a
+    big tree): it did not need one before, every question it asks now it asked before with
+    the same answer of its own (so the facts answered it the same), and it spells no name of
+    a function returning a read."""
+    if item.summary is None or item.deferred:
+        return True  # nothing to re-check (a deferred module spelling a reader ran the project)
+    if last.second[index] or old_key is None or any(word in data for word in words):
+        return False
+    before = cache.get_first_pass(old_key)
+    return before is not None and set(item.questions) <= set(before.questions)

@@ -58,6 +58,7 @@ class Record:
     facts_key: str
     facts_digest: str
     reader_words: list[str]
+    second: list[bool]
 
     def changed(self, files: Sequence[tuple[Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
@@ -97,6 +98,7 @@ def load(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> Record |
             str(body["facts_key"]),
             str(body["facts_digest"]),
             [str(word) for word in body["reader_words"]],
+            [bool(flag) for flag in body["second"]],
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -136,5 +138,6 @@ def write(
         "facts_key": trace.facts_key if trace is not None else "",
         "facts_digest": trace.facts_digest if trace is not None else "",
         "reader_words": trace.reader_words if trace is not None else [],
+        "second": trace.second if trace is not None else [],
     }
     cache.put_record(record_key(files, cache, mode), body)

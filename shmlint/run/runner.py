@@ -92,6 +92,7 @@ class RunTrace:
     facts_key: str = ""
     facts_digest: str = ""
     reader_words: list[str] = dataclasses.field(default_factory=list)
+    second: list[bool] = dataclasses.field(default_factory=list)  # phase 2 ran on the file
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -195,6 +196,8 @@ def check_project(
         trace.facts_key = "f" + _run_digest(keys)
         trace.facts_digest = facts_digest
         trace.reader_words = sorted(word.decode() for word in facts.reader_words())
+        rechecked_files = set(second)
+        trace.second = [index in rechecked_files for index in range(len(files))]
     phase_two = cache.with_facts(facts_digest) if cache is not None else None
     rechecked = check_files(
         [files[i] for i in second],

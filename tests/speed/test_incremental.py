@@ -160,3 +160,38 @@ def test_a_module_that_stops_calling_a_reader_runs_the_project(
     assert len(full) == 1
     assert warm == _check(tree, capsys, "--no-cache", "--min-confidence", "medium")
     assert not [f for f in warm if str(f["path"]).endswith("use.py")]
+
+
+def test_an_edit_that_cannot_need_phase_2_does_not_load_the_facts(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmlint.basics.config import find_pyproject, load_config
+    from shmlint.run import record
+    from shmlint.run.cache import Cache
+    from shmlint.run.discovery import iter_python_files
+
+    cache_dir = tmp_path / "cache"
+    _check(tree, capsys, "--cache-dir", str(cache_dir))
+    config = load_config(find_pyproject(tree))
+    files = list(iter_python_files([str(tree)], config))
+    last = record.load(files, Cache(cache_dir, config), "project")
+    assert last is not None
+    analysed = [
+        path
+        for (path, _), given, second in zip(files, last.gives, last.second, strict=True)
+        if given.startswith("a") and not second
+    ]
+    assert analysed, "the case has an analysed file phase 2 leaves alone"
+    analysed[0].write_text(analysed[0].read_text() + "# edited\n")
+    loads: list[str] = []
+    original = Cache.get_facts
+
+    def counted(self: Cache, key: str) -> object:
+        loads.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(Cache, "get_facts", counted)
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, "--cache-dir", str(cache_dir))
+    assert not full and not loads
+    assert warm == _check(tree, capsys, "--no-cache")
