@@ -215,3 +215,26 @@ def test_prefilter_and_gate_lose_nothing_in_a_project_run() -> None:
         if filtered != unfiltered:
             differences.append((path, filtered ^ unfiltered))
     assert not differences, differences[:5]
+
+
+def test_a_small_project_never_starts_a_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worker processes cost more than 20 files' analysis: `-j 2` runs them in this process,
+    so it is never slower than `-j 1` (both phases)."""
+    import concurrent.futures
+
+    files = fixture_files()
+    package = tmp_path / "pkg"
+    package.mkdir()
+    for index in range(20):
+        fixture = files[index % len(files)]
+        shutil.copyfile(fixture, package / f"m{index}_{fixture.name}")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a pool was started for 20 files")
+
+    expected = _json(["-j", "1", "--no-cache", str(package)], capsys)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
+    assert _json(["-j", "2", "--no-cache", str(package)], capsys) == expected
+    assert POOL_THRESHOLD > 20
