@@ -9,6 +9,11 @@ summary, the names its questions look up, a deferred module's summary or whether
 reader). A file's result is then its phase-1 result, or phase 2 against the facts when they
 may change it — the same rule, and so the same findings, as ``check_project`` on the same
 bytes (``tests/server/test_session.py`` compares them).
+
+An edit that will need phase 2 costs two analyses of the file. Given an ``executor`` (the
+server's helper process), phase 1 runs there while phase 2 runs here against the facts as
+they are; when phase 1 then shows the facts unchanged, that result is the one (the facts it
+was checked against are the very same object), else phase 2 runs again.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 
 from shmlint.analysis.engine import check_bytes, check_path
@@ -67,10 +73,15 @@ class ProjectSession:
         cache: Cache | None = None,
         *,
         prefilter: bool = True,
+        executor: Executor | None = None,
     ) -> None:
         self.config = config
         self.cache = cache
         self.prefilter = prefilter
+        # Where an edited file's phase 1 may run (another process), while phase 2 against
+        # the current facts runs here: with two cores, an edit then costs one analysis.
+        self.executor = executor
+        self._guess: tuple[str, bytes, ProjectFacts, FileResult] | None = None
         self._entries: dict[str, _Entry] = {}
         self._tables = TypeTables.for_options(config.options)
         self.facts = ProjectFacts()
@@ -102,7 +113,10 @@ class ProjectSession:
                 progress(done, total)
         self._merge(from_cache=True)
 
-    def _first_pass(self, entry: _Entry) -> FirstPass | None:
+    def _first_pass(self, entry: _Entry, *, guess: bool = False) -> FirstPass | None:
+        """Phase 1 of the entry's bytes (from the cache when it has them). ``guess``: run it
+        on the executor, and meanwhile phase 2 here against the facts as they are (the
+        result, if the facts stay the same)."""
         if entry.data is None:
             return None
         key = self._key(entry)
@@ -110,12 +124,34 @@ class ProjectSession:
             cached = self.cache.get_first_pass(key)
             if cached is not None:
                 return cached
-        computed = first_pass(
-            entry.data, entry.display, self.config, prefilter=self.prefilter, lazy=True
-        )
+        computed = self._elsewhere(entry.data, entry.display) if guess else None
+        if computed is None:
+            computed = first_pass(
+                entry.data, entry.display, self.config, prefilter=self.prefilter, lazy=True
+            )
         if key is not None and self.cache is not None and not entry.edited:
             self.cache.put_first_pass(key, computed)  # unsaved text is not worth keeping
         return computed
+
+    def _elsewhere(self, data: bytes, display: str) -> FirstPass | None:
+        """Phase 1 on the executor while this thread runs phase 2 (None: no executor, or it
+        failed, so the caller runs phase 1 itself)."""
+        if self.executor is None:
+            return None
+        try:
+            future = self.executor.submit(
+                first_pass, data, display, self.config, prefilter=self.prefilter, lazy=True
+            )
+        except RuntimeError:  # shut down, or broken: phase 1 runs here
+            return None
+        self._guess = (display, data, self.facts, self._phase_two(display, data))
+        try:
+            return future.result()
+        except Exception:  # the executor only saves time: whatever failed there runs here
+            return None
+
+    def _phase_two(self, display: str, data: bytes) -> FileResult:
+        return check_bytes(data, display, self.config, prefilter=self.prefilter, facts=self.facts)
 
     def _key(self, entry: _Entry) -> str | None:
         """The phase-1 cache key ``check_project`` uses (a lazy run's), so both share it."""
@@ -279,8 +315,12 @@ class ProjectSession:
             return False
         before, summary = self._gives(entry), entry.summary()
         keys = _question_keys(entry.first)
+        # Phase 2 will be wanted if the old text wanted it: worth running it meanwhile.
+        old = entry.first
+        guess = data is not None and old is not None and old.needs_second_pass(self.facts, data)
         entry.data, entry.edited = data, edited
-        entry.first = self._first_pass(entry)
+        self._guess = None
+        entry.first = self._first_pass(entry, guess=guess)
         entry.syntax = _UNLOADED
         if self._gives(entry) == before:
             return False
@@ -326,9 +366,12 @@ class ProjectSession:
         if item.deferred and display in self._callers:
             item = dataclasses.replace(item, summary=self._syntax(entry))
         if item.needs_second_pass(self.facts, entry.data):
-            return check_bytes(
-                entry.data, display, self.config, prefilter=self.prefilter, facts=self.facts
-            )
+            guessed, self._guess = self._guess, None
+            if guessed is not None and guessed[0] == display:
+                _, data, facts, result = guessed
+                if data is entry.data and facts is self.facts:
+                    return result  # checked against these very facts while phase 1 ran
+            return self._phase_two(display, entry.data)
         return item.result
 
 

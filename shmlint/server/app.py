@@ -111,6 +111,8 @@ class ShmlintServer(LanguageServer):
         for task in list(self._tasks):
             task.cancel()
         self.worker.stop()
+        if self.project is not None:
+            self.project.stop()
 
     async def _build(self) -> None:
         project = self._project()

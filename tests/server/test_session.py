@@ -5,9 +5,11 @@ for the file — facts and results alike. And it only merges when it must."""
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import shutil
 import typing
 from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -65,13 +67,13 @@ class Pair:
 
 @pytest.fixture
 def make_pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[typing.Any]:
-    def make(case: Path, cache: Cache | None = None) -> Pair:
+    def make(case: Path, cache: Cache | None = None, executor: Executor | None = None) -> Pair:
         live, disk = tmp_path / "live", tmp_path / "disk"
         shutil.copytree(case, live)
         shutil.copytree(case, disk)
         monkeypatch.chdir(live)
         config = load_config(find_pyproject(live))
-        session = ProjectSession(_files(live), config, cache)
+        session = ProjectSession(_files(live), config, cache, executor=executor)
         session.build()
         return Pair(live, disk, session, monkeypatch)
 
@@ -224,3 +226,44 @@ def test_a_module_that_only_calls_a_reader(tmp_path: Path, make_pair: typing.Any
     pair.edit("pkg/user.py", CALLER["pkg/user.py"].replace("fetch(ref)", "fetch(ref).copy()"))
     pair.assert_same()
     assert pair.session.result("pkg/user.py").findings == ()
+
+
+def test_phase_one_elsewhere_while_phase_two_runs_here(
+    make_pair: typing.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an executor, an edit's phase 2 runs while its phase 1 runs there, and is the
+    result when the facts stay the same: one phase 2, not two; the same findings either way."""
+    with ThreadPoolExecutor(1) as executor:
+        pair = make_pair(FIXTURES / "project" / "wrapper", executor=executor)
+        session = pair.session
+        calls: list[str] = []
+        phase_two = session._phase_two
+
+        def counted(display: str, data: bytes) -> typing.Any:
+            calls.append(display)
+            return phase_two(display, data)
+
+        monkeypatch.setattr(session, "_phase_two", counted)
+        display = "pkg/futures.py"
+        text = (pair.live / display).read_text(encoding="utf-8")
+        assert not pair.edit(display, text.replace("=timeout)", "=timeout)  # at most"))
+        assert calls == [display]  # checked while phase 1 ran elsewhere ...
+        assert len(session.result(display).findings) == 4
+        assert calls == [display]  # ... and that is the result: not checked again
+        assert pair.edit(display, "# moved down\n" + text)
+        assert calls == [display] * 2
+        session.result(display)
+        assert calls == [display] * 3  # the facts changed (lines moved): checked again
+        for _, edited in _edits(text):
+            pair.edit(display, edited)
+            pair.assert_same()
+
+
+def test_phase_one_in_a_spawned_process(make_pair: typing.Any) -> None:
+    """What the server does: the helper is a spawned process (all of it crosses by pickle)."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=context) as executor:
+        pair = make_pair(FIXTURES / "project" / "wrapper", executor=executor)
+        text = (pair.live / "pkg" / "executor.py").read_text(encoding="utf-8")
+        pair.edit("pkg/executor.py", text.replace("refs[0]", "refs[1]"))
+        pair.assert_same()
