@@ -10,8 +10,9 @@ incremental ``didChange`` notifications, each after a pause (a person typing, th
 and times each until the ``publishDiagnostics`` of that version arrives. Edits alternate
 between a change inside a line (an assert's message: the module's summary stays the same),
 a line inserted (the lines below move) and that line removed again. Prints the median and
-90th percentile per kind and overall, and the server's peak and final resident memory (from
-/proc). The latency includes the server's debounce. Measured here, never asserted in a test.
+90th percentile per kind and overall, and the peak and final resident memory (from /proc) of
+the server and of its helper process (phase 1 of edited files). The latency includes the
+server's debounce. Measured here, never asserted in a test.
 """
 
 from __future__ import annotations
@@ -76,6 +77,20 @@ def _memory(pid: int) -> tuple[float, float]:
             if key in ("VmHWM", "VmRSS"):
                 values[key] = int(rest.split()[0]) / 1024
     return values.get("VmHWM", 0.0), values.get("VmRSS", 0.0)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (the server's helper), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text(encoding="ascii")
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 def _line_of(text: str, needle: str) -> int:
@@ -146,6 +161,7 @@ async def run(tree: Path, edits: int, pause: float, cache: Path) -> None:
         arrived = await client.wait_for(uri, version, timeout=60)
         times[kind].append((arrived - sent) * 1000)
     peak, current = _memory(server.pid)
+    helpers = [_memory(child) for child in _children(server.pid)]
     everything = [t for values in times.values() for t in values]
     print(f"{len(everything)} edits of {TARGET} (a {pause:.1f} s pause before each):")
     for kind, values in [*times.items(), ("all", everything)]:
@@ -155,6 +171,8 @@ async def run(tree: Path, edits: int, pause: float, cache: Path) -> None:
                 f"p90 {_percentile(values, 0.9):6.1f} ms   (n={len(values)})"
             )
     print(f"server memory: peak {peak:.0f} MB, now {current:.0f} MB (resident)")
+    for helper_peak, helper_now in helpers:
+        print(f"its helper process: peak {helper_peak:.0f} MB, now {helper_now:.0f} MB")
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()

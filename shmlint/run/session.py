@@ -19,6 +19,7 @@ was checked against are the very same object), else phase 2 runs again.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
@@ -113,7 +114,9 @@ class ProjectSession:
                 progress(done, total)
         self._merge(from_cache=True)
 
-    def _first_pass(self, entry: _Entry, *, guess: bool = False) -> FirstPass | None:
+    def _first_pass(
+        self, entry: _Entry, *, guess: bool = False, previous: bytes | None = None
+    ) -> FirstPass | None:
         """Phase 1 of the entry's bytes (from the cache when it has them). ``guess``: run it
         on the executor, and meanwhile phase 2 here against the facts as they are (the
         result, if the facts stay the same)."""
@@ -124,7 +127,7 @@ class ProjectSession:
             cached = self.cache.get_first_pass(key)
             if cached is not None:
                 return cached
-        computed = self._elsewhere(entry.data, entry.display) if guess else None
+        computed = self._elsewhere(entry.data, entry.display, previous) if guess else None
         if computed is None:
             computed = first_pass(
                 entry.data, entry.display, self.config, prefilter=self.prefilter, lazy=True
@@ -133,7 +136,7 @@ class ProjectSession:
             self.cache.put_first_pass(key, computed)  # unsaved text is not worth keeping
         return computed
 
-    def _elsewhere(self, data: bytes, display: str) -> FirstPass | None:
+    def _elsewhere(self, data: bytes, display: str, previous: bytes | None) -> FirstPass | None:
         """Phase 1 on the executor while this thread runs phase 2 (None: no executor, or it
         failed, so the caller runs phase 1 itself)."""
         if self.executor is None:
@@ -144,14 +147,29 @@ class ProjectSession:
             )
         except RuntimeError:  # shut down, or broken: phase 1 runs here
             return None
-        self._guess = (display, data, self.facts, self._phase_two(display, data))
+        facts = self._predicted(previous, data, display)
+        self._guess = (display, data, facts, self._phase_two(display, data, facts))
         try:
             return future.result()
         except Exception:  # the executor only saves time: whatever failed there runs here
             return None
 
-    def _phase_two(self, display: str, data: bytes) -> FileResult:
-        return check_bytes(data, display, self.config, prefilter=self.prefilter, facts=self.facts)
+    def _phase_two(
+        self, display: str, data: bytes, facts: ProjectFacts | None = None
+    ) -> FileResult:
+        facts = self.facts if facts is None else facts
+        return check_bytes(data, display, self.config, prefilter=self.prefilter, facts=facts)
+
+    def _predicted(self, old: bytes | None, data: bytes, display: str) -> ProjectFacts:
+        """The facts as they will be if the edit from ``old`` only moves lines of the file
+        (lines inserted or removed: the facts' lines below them move), for phase 2 to run
+        against while phase 1 finds out; else the facts as they are."""
+        if old is None or old.count(b"\n") == data.count(b"\n"):
+            return self.facts
+        try:
+            return _moved_facts(self.facts, display, _text_lines(old, data))
+        except _Unmapped:  # a fact on a line the edit changed: the guess is the facts as is
+            return self.facts
 
     def _key(self, entry: _Entry) -> str | None:
         """The phase-1 cache key ``check_project`` uses (a lazy run's), so both share it."""
@@ -275,9 +293,13 @@ class ProjectSession:
         if before is None or after is None or not _same_but_lines(before, after, lines):
             return False
         try:
-            self.facts = _moved_facts(self.facts, entry.display, lines)
+            moved = _moved_facts(self.facts, entry.display, lines)
         except _Unmapped:
             return False
+        guessed = self._guess[2] if self._guess is not None else None
+        if guessed is not None and _same_moves(moved, guessed):
+            moved = guessed  # what phase 2 ran against while phase 1 ran: its result holds
+        self.facts = moved
         return True
 
     def _gives(self, entry: _Entry) -> tuple[object, ...]:
@@ -318,9 +340,10 @@ class ProjectSession:
         # Phase 2 will be wanted if the old text wanted it: worth running it meanwhile.
         old = entry.first
         guess = data is not None and old is not None and old.needs_second_pass(self.facts, data)
-        entry.data, entry.edited = data, edited
         self._guess = None
-        entry.first = self._first_pass(entry, guess=guess)
+        previous = entry.data
+        entry.data, entry.edited = data, edited
+        entry.first = self._first_pass(entry, guess=guess, previous=previous)
         entry.syntax = _UNLOADED
         if self._gives(entry) == before:
             return False
@@ -416,18 +439,36 @@ def _moved_facts(facts: ProjectFacts, path: str, lines: dict[int, int]) -> Proje
     classes and their fields (inherited fields too), and the reads functions return. (The
     facts that carry a line; ``tests/server/test_session.py`` checks there are no others.)"""
     classes = dict(facts.classes)
+    moved = False
     for name, fact in facts.classes.items():
         if fact.path == path or any(field.path == path for field in fact.fields):
             line = _line(fact.line, lines) if fact.path == path else fact.line
             fields = tuple(_moved_field(field, path, lines) for field in fact.fields)
             classes[name] = dataclasses.replace(fact, line=line, fields=fields)
-    reads = {
-        name: dataclasses.replace(chain, line=_line(chain.line, lines))
-        if chain.path == path
-        else chain
-        for name, chain in facts.returned_reads.items()
-    }
+            moved = moved or classes[name] != fact
+    reads = dict(facts.returned_reads)
+    for name, chain in facts.returned_reads.items():
+        if chain.path == path and _line(chain.line, lines) != chain.line:
+            reads[name] = dataclasses.replace(chain, line=_line(chain.line, lines))
+            moved = True
+    if not moved:
+        return facts  # the same object: what was checked against it still holds
     return dataclasses.replace(facts, classes=classes, returned_reads=reads)
+
+
+def _same_moves(a: ProjectFacts, b: ProjectFacts) -> bool:
+    """Two movings of the same facts' lines agree (what was not moved is the same object in
+    both, so this compares the moved entries only)."""
+    return a.classes == b.classes and a.returned_reads == b.returned_reads
+
+
+def _text_lines(old: bytes, new: bytes) -> dict[int, int]:
+    """Old → new 1-based numbers of the lines an edit kept (a text diff: what the summary's
+    lines will say if the edit only moved them)."""
+    matcher = difflib.SequenceMatcher(None, old.split(b"\n"), new.split(b"\n"), autojunk=False)
+    return {
+        a + i + 1: b + i + 1 for a, b, size in matcher.get_matching_blocks() for i in range(size)
+    }
 
 
 def _read(path: Path) -> bytes | None:

@@ -102,11 +102,13 @@ def _edits(text: str) -> Iterator[tuple[str, str]]:
     yield "back as it was", text
 
 
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["here", "phase-1-elsewhere"])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_every_edit_gives_what_check_project_gives_on_the_edited_bytes(
-    case: Path, make_pair: typing.Any
+    case: Path, elsewhere: bool, make_pair: typing.Any
 ) -> None:
-    pair = make_pair(case)
+    executor = ThreadPoolExecutor(1) if elsewhere else None
+    pair = make_pair(case, executor=executor)
     for display in pair.session.displays:
         original = (pair.live / display).read_text(encoding="utf-8")
         for name, text in _edits(original):
@@ -115,6 +117,8 @@ def test_every_edit_gives_what_check_project_gives_on_the_edited_bytes(
                 pair.assert_same()
             except AssertionError as error:
                 raise AssertionError(f"{display}: {name}") from error
+    if executor is not None:
+        executor.shutdown()
 
 
 def test_a_body_edit_does_not_merge_and_a_line_shift_moves_lines(make_pair: typing.Any) -> None:
@@ -239,21 +243,30 @@ def test_phase_one_elsewhere_while_phase_two_runs_here(
         calls: list[str] = []
         phase_two = session._phase_two
 
-        def counted(display: str, data: bytes) -> typing.Any:
+        def counted(display: str, data: bytes, facts: typing.Any = None) -> typing.Any:
             calls.append(display)
-            return phase_two(display, data)
+            return phase_two(display, data, facts)
 
         monkeypatch.setattr(session, "_phase_two", counted)
         display = "pkg/futures.py"
         text = (pair.live / display).read_text(encoding="utf-8")
-        assert not pair.edit(display, text.replace("=timeout)", "=timeout)  # at most"))
+        commented = text.replace("=timeout)", "=timeout)  # at most")
+        assert not pair.edit(display, commented)
         assert calls == [display]  # checked while phase 1 ran elsewhere ...
         assert len(session.result(display).findings) == 4
         assert calls == [display]  # ... and that is the result: not checked again
-        assert pair.edit(display, "# moved down\n" + text)
+        # A line inserted: the facts' lines below it move, as the text diff predicted.
+        assert pair.edit(display, "# moved down\n" + commented)
         assert calls == [display] * 2
         session.result(display)
-        assert calls == [display] * 3  # the facts changed (lines moved): checked again
+        assert calls == [display] * 2
+        pair.assert_same()
+        calls.clear()
+        # A new reader: the facts change otherwise (merged), so phase 2 runs again.
+        assert pair.edit(display, text + "\n\ndef again(refs):\n    return refs[0].get()\n")
+        assert calls == [display]
+        session.result(display)
+        assert calls == [display] * 2
         for _, edited in _edits(text):
             pair.edit(display, edited)
             pair.assert_same()
