@@ -79,6 +79,17 @@ def _memory(pid: int) -> tuple[float, float]:
     return values.get("VmHWM", 0.0), values.get("VmRSS", 0.0)
 
 
+def _role(pid: int) -> str:
+    """What a child of the server is: its phase-1 helper, or multiprocessing's tracker."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return "child process"
+    if b"resource_tracker" in command:
+        return "resource tracker (multiprocessing's)"
+    return "helper process (phase 1 of edited files)"
+
+
 def _children(pid: int) -> list[int]:
     """The processes ``pid`` started (the server's helper), from /proc."""
     found = []
@@ -161,7 +172,7 @@ async def run(tree: Path, edits: int, pause: float, cache: Path) -> None:
         arrived = await client.wait_for(uri, version, timeout=60)
         times[kind].append((arrived - sent) * 1000)
     peak, current = _memory(server.pid)
-    helpers = [_memory(child) for child in _children(server.pid)]
+    helpers = [(_role(child), *_memory(child)) for child in _children(server.pid)]
     everything = [t for values in times.values() for t in values]
     print(f"{len(everything)} edits of {TARGET} (a {pause:.1f} s pause before each):")
     for kind, values in [*times.items(), ("all", everything)]:
@@ -171,8 +182,8 @@ async def run(tree: Path, edits: int, pause: float, cache: Path) -> None:
                 f"p90 {_percentile(values, 0.9):6.1f} ms   (n={len(values)})"
             )
     print(f"server memory: peak {peak:.0f} MB, now {current:.0f} MB (resident)")
-    for helper_peak, helper_now in helpers:
-        print(f"its helper process: peak {helper_peak:.0f} MB, now {helper_now:.0f} MB")
+    for role, helper_peak, helper_now in helpers:
+        print(f"  its {role}: peak {helper_peak:.0f} MB, now {helper_now:.0f} MB")
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
