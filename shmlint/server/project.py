@@ -11,6 +11,8 @@ import gc
 import multiprocessing
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -183,12 +185,23 @@ def _helper_process() -> ProcessPoolExecutor:
     vLLM's executor). Spawned, not forked (this process runs threads), and started now: its
     imports take a second, better spent during the build than on the first edit."""
     context = multiprocessing.get_context("spawn")
-    helper = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_quiet)
+    helper = ProcessPoolExecutor(
+        max_workers=1, mp_context=context, initializer=_start_helper, initargs=(os.getpid(),)
+    )
     helper.submit(first_pass, b"", "warm_up.py", Config())
     return helper
 
 
-def _quiet() -> None:
-    """The helper's standard output is the editor's protocol stream: send it to stderr."""
+def _start_helper(server: int) -> None:
+    """In the helper: its standard output is the editor's protocol stream, so it goes to
+    stderr; and it ends when the server does, even a killed one (a pool's worker would wait
+    for work forever)."""
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    threading.Thread(target=_end_with, args=(server,), name="end-with-server", daemon=True).start()
+
+
+def _end_with(server: int) -> None:
+    while os.getppid() == server:
+        time.sleep(1.0)
+    os._exit(0)

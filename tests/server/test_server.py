@@ -4,7 +4,9 @@ server`` over stdio, as an editor does."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -389,3 +391,48 @@ async def test_exit_without_shutdown_is_exit_code_1(wrapper: Path) -> None:
         await asyncio.wait_for(process.wait(), TIMEOUT)
         assert process.returncode == 1
         client.capabilities = None  # (nothing left to shut down)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text(encoding="ascii")
+            except OSError:
+                continue
+            fields = stat.rpartition(")")[2].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"  # a zombie has ended
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+async def test_a_killed_server_leaves_no_process_behind(wrapper: Path) -> None:
+    async with lsp_session(wrapper) as client:
+        uri = client.open(wrapper / "pkg" / "futures.py")
+        await client.diagnostics_for(uri, 1)
+        process = client._server
+        assert process is not None
+        children = _children(process.pid)
+        assert children  # the helper that runs phase 1 of edited files (and its tracker)
+        process.kill()  # as an editor that crashed would leave it
+        client.capabilities = None  # (nothing left to shut down)
+
+        def gone() -> bool:
+            return not any(_alive(child) for child in children)
+
+        try:
+            await client.until(gone, timeout=15)
+        finally:  # (if they outlived it, end them: they hold the server's pipes open)
+            for child in filter(_alive, children):
+                os.kill(child, signal.SIGKILL)
+        await asyncio.wait_for(process.wait(), TIMEOUT)
