@@ -53,9 +53,11 @@ class _Entry:
     edited: bool = False  # the editor's text stands in for the file on disk
 
     def summary(self) -> ModuleSummary | None:
+        """Its phase-1 summary (None: deferred, unreadable or unparseable)."""
         return self.first.summary if self.first is not None else None
 
     def deferred(self) -> str:
+        """The module name of a file phase 1 did not parse ("" otherwise)."""
         return self.first.deferred if self.first is not None else ""
 
 

@@ -49,6 +49,7 @@ class Checked:
 
     @property
     def findings(self) -> tuple[Finding, ...]:
+        """The findings (none for a document shmlint does not check)."""
         return self.result.findings if self.result is not None else ()
 
 
