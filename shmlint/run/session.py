@@ -339,9 +339,15 @@ class ProjectSession:
             return False
         before, summary = self._gives(entry), entry.summary()
         keys = _question_keys(entry.first)
-        # Phase 2 will be wanted if the old text wanted it: worth running it meanwhile.
+        # An editor's file will be shown, with phase 2 if the old text wanted it: worth running
+        # it meanwhile (a file changed on disk is only read, and maybe never shown).
         old = entry.first
-        guess = data is not None and old is not None and old.needs_second_pass(self.facts, data)
+        guess = (
+            edited
+            and data is not None
+            and old is not None
+            and old.needs_second_pass(self.facts, data)
+        )
         self._guess = None
         previous = entry.data
         entry.data, entry.edited = data, edited
