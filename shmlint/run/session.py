@@ -134,8 +134,11 @@ class ProjectSession:
             computed = first_pass(
                 entry.data, entry.display, self.config, prefilter=self.prefilter, lazy=True
             )
+        # Unsaved text is not worth keeping; nor is a deferred module's phase 1 (a text check,
+        # as quick as reading its entry: what check_project does too).
         if key is not None and self.cache is not None and not entry.edited:
-            self.cache.put_first_pass(key, computed)  # unsaved text is not worth keeping
+            if not computed.deferred:
+                self.cache.put_first_pass(key, computed)
         return computed
 
     def _elsewhere(self, data: bytes, display: str, previous: bytes | None) -> FirstPass | None:
