@@ -15,7 +15,7 @@ from lsprotocol import types
 from shmlint.basics.config import find_pyproject, load_config
 from shmlint.cli import main
 from shmlint.run.discovery import iter_python_files
-from shmlint.run.runner import check_project
+from shmlint.run.runner import check_project, default_jobs
 from tests.fixture_markers import FIXTURES
 from tests.server.lsp import NEOVIM, TIMEOUT, apply_edits, edits_of, lsp_session
 
@@ -416,6 +416,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.skipif(default_jobs() < 2, reason="one CPU: the server starts no helper process")
 async def test_a_killed_server_leaves_no_process_behind(wrapper: Path) -> None:
     async with lsp_session(wrapper) as client:
         uri = client.open(wrapper / "pkg" / "futures.py")
