@@ -55,7 +55,8 @@ def check_changed(
         item = cache.get_first_pass(key)
         if item is None:
             item = first_pass(data, display, config, prefilter=prefilter, lazy=True)
-            cache.put_first_pass(key, item)
+            if not item.deferred:  # as check_project: a deferred module's is a text check
+                cache.put_first_pass(key, item)
         before = last.gives[index]
         syntax = ""
         if item.deferred and before.startswith(f"d{item.deferred}\0"):

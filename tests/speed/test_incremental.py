@@ -195,3 +195,18 @@ def test_an_edit_that_cannot_need_phase_2_does_not_load_the_facts(
     warm = _check(tree, capsys, "--cache-dir", str(cache_dir))
     assert not full and not loads
     assert warm == _check(tree, capsys, "--no-cache")
+
+
+def test_a_summary_digest_survives_the_cache() -> None:
+    """The digest of a summary decoded from the cache equals the computed one's (else every
+    warm run after a cached one would merge anew)."""
+    from shmlint.basics.config import Config
+    from shmlint.facts.summary import ModuleSummary
+    from shmlint.run.passes import first_pass
+    from shmlint.run.runner import summary_digest
+
+    for path in sorted(CASE.rglob("*.py")):
+        summary = first_pass(path.read_bytes(), str(path), Config(root=CASE)).summary
+        if summary is not None:
+            decoded = ModuleSummary.from_json(summary.to_json())
+            assert summary_digest(decoded) == summary_digest(summary)
