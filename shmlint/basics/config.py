@@ -13,11 +13,6 @@ from typing import Any
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 # Every rule code (the rule registry, shmlint.analysis.rules.RULES, has the same: a test says so).
 ALL_CODES = (
     "SHM001",
@@ -129,6 +124,11 @@ def load_config(pyproject: Path | None) -> Config:
     """Parse and validate ``[tool.shmlint]`` of ``pyproject`` (defaults when None)."""
     if pyproject is None:
         return Config()
+    # Imported here: a run without a configuration file (or ``--isolated``) never loads it.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

@@ -275,6 +275,18 @@ class ProjectFacts:
             )
         return self._readers
 
+    def reader_index(self) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+        """The readers by last name (see ``_reader_index``): what a replay of a file's
+        lookups (shmlint.facts.lookups) carries whole."""
+        return self._reader_index()
+
+    def set_reader_index(
+        self, functions: frozenset[str], methods: dict[str, frozenset[str]]
+    ) -> None:
+        """Facts rebuilt from a log of lookups: their reader index, as recorded."""
+        self._readers = (functions, methods)
+        self._reader_words = self._reader_pattern = None
+
     def gate_words(self, module: str) -> frozenset[str]:
         """Names whose calls are reads in ``module`` (for its per-body gate)."""
         functions, methods = self._reader_index()
@@ -304,30 +316,39 @@ class ProjectFacts:
         """Whether a module with these imports and this text may call a module-level function
         of another module that returns a read: it imports the function (or a re-export of
         it), or imports a module above it and spells the rest of its dotted name."""
+        _, needles = self.call_evidence(imports, data)
+        return needles is None or any(needle in data for needle in needles)
+
+    def call_evidence(
+        self, imports: tuple[tuple[str, str], ...], data: bytes
+    ) -> tuple[frozenset[bytes], tuple[bytes, ...] | None]:
+        """What :meth:`may_call_reader` decides on: the readers' last names ``data`` spells,
+        and the dotted names whose presence makes it true (None: it is, by an import alone).
+        For any text spelling no other reader name the answer is the same: a warm run
+        decides an edited file by them without these facts (shmlint/run/incremental.py)."""
         # Substring tests (C memmem) beat one regex with many alternatives; a name inside a
         # longer word only costs a closer look below.
-        spelled = {word for word in self.reader_words() if word in data}
+        spelled = frozenset(word for word in self.reader_words() if word in data)
         if not spelled:
-            return False
+            return spelled, ()
         readers = [
             name
             for name in self.returned_reads
             if name.rpartition(".")[0] not in self.classes
             and name.rpartition(".")[2].encode() in spelled
         ]
+        needles: list[bytes] = []
         for local, target in imports:
             base = self.canonical(target)
             for reader in readers:
                 last = reader.rpartition(".")[2]
                 if base == reader:
-                    return True
+                    return spelled, None
                 if reader.startswith(base + "."):
-                    if f"{local}.{reader[len(base) + 1 :]}".encode() in data:
-                        return True
+                    needles.append(f"{local}.{reader[len(base) + 1 :]}".encode())
                 elif self.canonical(f"{target}.{last}") == reader:
-                    if f"{local}.{last}".encode() in data:
-                        return True
-        return False
+                    needles.append(f"{local}.{last}".encode())
+        return spelled, tuple(needles)
 
     def may_matter(self, text: str) -> bool:
         """Whether a file that mentions no read (and no helper shape) may still have project
@@ -348,28 +369,10 @@ class ProjectFacts:
             "modules": {m: list(v) for m, v in sorted(self.modules.items())},
             "aliases": dict(sorted(self.aliases.items())),
             "functions": sorted(self.functions),
-            "classes": {
-                name: {
-                    "path": c.path,
-                    "line": c.line,
-                    "bases": list(c.bases),
-                    "evidence": c.evidence.name,
-                    "record": c.record,
-                    "fields": [
-                        [f.name, f.path, f.line, f.evidence.name, f.zero_copy] for f in c.fields
-                    ],
-                }
-                for name, c in sorted(self.classes.items())
-            },
+            "classes": {name: encode_class(c) for name, c in sorted(self.classes.items())},
             "slot_kinds": {s: sorted(k) for s, k in sorted(self.slot_kinds.items())},
-            "returned_reads": {
-                name: [r.kind.value, r.path, r.line, list(r.via)]
-                for name, r in sorted(self.returned_reads.items())
-            },
-            "returns": {
-                name: [r.evidence.name, r.text, r.inferred, list(r.fields)]
-                for name, r in sorted(self.returns.items())
-            },
+            "returned_reads": encode_reads(self.returned_reads),
+            "returns": {name: encode_return(r) for name, r in sorted(self.returns.items())},
             "remote": sorted(self.remote),
             "actor_methods": {m: list(n) for m, n in sorted(self.actor_methods.items())},
             "external_files": dict(sorted(self.external_files.items())),
@@ -384,28 +387,10 @@ class ProjectFacts:
         facts.modules = {m: (str(v[0]), bool(v[1])) for m, v in data["modules"].items()}
         facts.aliases = {str(k): str(v) for k, v in data["aliases"].items()}
         facts.functions = set(data["functions"])
-        for name, c in data["classes"].items():
-            fields = tuple(
-                FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]], bool(f[4])) for f in c["fields"]
-            )
-            facts.classes[name] = ClassFact(
-                name,
-                c["path"],
-                int(c["line"]),
-                tuple(c["bases"]),
-                fields,
-                Evidence[c["evidence"]],
-                bool(c["record"]),
-            )
+        facts.classes = {name: decode_class(name, c) for name, c in data["classes"].items()}
         facts.slot_kinds = {s: frozenset(k) for s, k in data["slot_kinds"].items()}
-        facts.returned_reads = {
-            name: ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
-            for name, r in data["returned_reads"].items()
-        }
-        facts.returns = {
-            name: ReturnFact(Evidence[r[0]], str(r[1]), bool(r[2]), tuple(r[3]))
-            for name, r in data["returns"].items()
-        }
+        facts.returned_reads = decode_reads(data["returned_reads"])
+        facts.returns = {name: decode_return(r) for name, r in data["returns"].items()}
         facts.remote = set(data["remote"])
         facts.actor_methods = {m: tuple(n) for m, n in data["actor_methods"].items()}
         facts.external_files = {str(p): int(t) for p, t in data["external_files"].items()}
@@ -420,6 +405,60 @@ class ProjectFacts:
             except OSError:
                 return True
         return False
+
+
+# --- one entry of a table, as JSON (the facts' format, and shmlint.facts.lookups') ------------
+
+
+def encode_class(fact: ClassFact) -> dict[str, Any]:
+    """A class fact as JSON (its name is the key it is stored under)."""
+    return {
+        "path": fact.path,
+        "line": fact.line,
+        "bases": list(fact.bases),
+        "evidence": fact.evidence.name,
+        "record": fact.record,
+        "fields": [[f.name, f.path, f.line, f.evidence.name, f.zero_copy] for f in fact.fields],
+    }
+
+
+def decode_class(name: str, data: dict[str, Any]) -> ClassFact:
+    """The inverse of :func:`encode_class`; raises ``KeyError``/``TypeError``/``ValueError``."""
+    fields = tuple(
+        FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]], bool(f[4])) for f in data["fields"]
+    )
+    return ClassFact(
+        name,
+        data["path"],
+        int(data["line"]),
+        tuple(data["bases"]),
+        fields,
+        Evidence[data["evidence"]],
+        bool(data["record"]),
+    )
+
+
+def encode_return(fact: ReturnFact) -> list[Any]:
+    """A return fact as JSON."""
+    return [fact.evidence.name, fact.text, fact.inferred, list(fact.fields)]
+
+
+def decode_return(data: list[Any]) -> ReturnFact:
+    """The inverse of :func:`encode_return`."""
+    return ReturnFact(Evidence[data[0]], str(data[1]), bool(data[2]), tuple(data[3]))
+
+
+def encode_reads(reads: dict[str, ReadChain]) -> dict[str, list[Any]]:
+    """``returned_reads`` as JSON."""
+    return {name: [r.kind.value, r.path, r.line, list(r.via)] for name, r in sorted(reads.items())}
+
+
+def decode_reads(data: dict[str, list[Any]]) -> dict[str, ReadChain]:
+    """The inverse of :func:`encode_reads`."""
+    return {
+        name: ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
+        for name, r in data.items()
+    }
 
 
 __all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain", "ReturnFact"]

@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +48,17 @@ def package_digest(package: Path) -> str:
     The runtime helpers are hashed too: hashing a few more small files is cheaper than a list
     of which modules can change a result, which would rot.
     """
+    sources = []  # (relative parts, path): the order of sorted(package.rglob("*.py"))
+    for directory, _, names in os.walk(package):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                sources.append((os.path.relpath(path, package).split(os.sep), path))
     digest = hashlib.sha256(__version__.encode())
-    for path in sorted(package.rglob("*.py")):
-        digest.update(b"\0" + path.relative_to(package).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
+    for parts, path in sorted(sources):
+        digest.update(b"\0" + "/".join(parts).encode() + b"\0")
+        with open(path, "rb") as source:
+            digest.update(source.read())
     return digest.hexdigest()
 
 
@@ -100,7 +106,8 @@ class Cache:
 
     Entries: per-file results (keyed also by the digest of the project facts a phase-2 result
     was checked against), phase-1 entries (summary, per-file result and questions, keyed by
-    bytes and path), and merged project facts (keyed by every phase-1 key of the run).
+    bytes and path), merged project facts (keyed by every phase-1 key of the run), and what
+    a file's phase 2 looked up in the facts (keyed by its path and the facts' digest).
     """
 
     def __init__(self, directory: Path, config: Config, facts_digest: str = "") -> None:
@@ -131,6 +138,13 @@ class Cache:
         digest.update(display.encode("utf-8", "surrogateescape") + b"\0")
         digest.update(data)
         return "s" + digest.hexdigest()
+
+    def lookups_key(self, display: str) -> str:
+        """The key of the lookups a file's phase 2 made in the facts this cache is for (one
+        per file and facts: the last analysis of the file against them)."""
+        digest = hashlib.sha256(self._salt + b"\0lookups\0")
+        digest.update(display.encode("utf-8", "surrogateescape"))
+        return "l" + digest.hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -215,6 +229,15 @@ class Cache:
         """Store a project run's phase-2 plan."""
         self._store(key, {"second": plan[0], "digest": plan[1]})
 
+    def get_lookups(self, key: str) -> dict[str, Any] | None:
+        """A file's logged lookups (shmlint.facts.lookups), or None."""
+        body = self._entry(key)
+        return body if isinstance(body, dict) else None
+
+    def put_lookups(self, key: str, log: dict[str, Any]) -> None:
+        """Store a file's logged lookups."""
+        self._store(key, log)
+
     def get_facts(self, key: str) -> ProjectFacts | None:
         """Cached merged project facts, or None."""
         from shmlint.facts.model import ProjectFacts
@@ -248,6 +271,8 @@ class Cache:
 
     def _write(self, key: str, text: str) -> None:
         path = self._path(key)
+        import tempfile  # only a run that writes needs it
+
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")

@@ -52,14 +52,43 @@ def iter_python_files(paths: list[str], config: Config) -> Iterator[tuple[Path, 
             continue
         if not root.is_dir():
             raise FileNotFoundError(given)
-        base = os.path.abspath(given)
-        for directory, subdirs, files in os.walk(given):
-            here = excluder.relative(
-                os.path.normpath(os.path.join(base, os.path.relpath(directory, given)))
-            )
-            prefix = "" if here == "." else f"{here}/"
-            subdirs[:] = sorted(d for d in subdirs if not excluder.excluded(prefix + d, d))
-            for name in sorted(files):
-                if name.endswith(".py") and not excluder.excluded(prefix + name, name):
-                    path = os.path.join(directory, name)
-                    yield Path(path), os.path.normpath(path)
+        here = excluder.relative(os.path.abspath(given))
+        display = os.path.normpath(given)
+        yield from _walk(
+            root, "" if display == "." else display, "" if here == "." else here, excluder
+        )
+
+
+def _walk(
+    directory: Path, display: str, relative: str, excluder: _Excluder
+) -> Iterator[tuple[Path, str]]:
+    """The files of ``directory``, then its subdirectories', each in name order (as
+    ``os.walk`` top-down, not into symbolic links to directories, unreadable ones skipped).
+    ``display`` and ``relative`` (to the project root) are the directory's, built by joining
+    names: no path is normalised or made relative per file."""
+    try:
+        with os.scandir(directory) as found:
+            entries = sorted(found, key=_name)
+    except OSError:
+        return
+    subdirs = []
+    prefix = f"{relative}/" if relative else ""
+    shown = f"{display}{os.sep}" if display else ""
+    for entry in entries:
+        name = entry.name
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not excluder.excluded(prefix + name, name) and not entry.is_symlink():
+                subdirs.append(entry)
+        elif name.endswith(".py") and not excluder.excluded(prefix + name, name):
+            yield directory / name, shown + name
+    for entry in subdirs:
+        name = entry.name
+        yield from _walk(directory / name, shown + name, prefix + name, excluder)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name

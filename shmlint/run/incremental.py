@@ -11,11 +11,14 @@ depends on the facts and its own bytes only), and only the changed files are ana
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
+from shmlint.facts.lookups import FactsUnavailable, replayed
+from shmlint.facts.model import ProjectFacts
 from shmlint.run.cache import Cache
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, Stat, stat_of
@@ -38,7 +41,7 @@ def check_changed(
     they were read at, and the run's trace; None when the facts may differ (a full run)."""
     if len(changed) > MOST_CHANGED or not last.facts_key:
         return None
-    if not len(last.keys) == len(last.gives) == len(last.second) == len(files):
+    if not len(last.keys) == len(last.gives) == len(last.second) == len(last.calls) == len(files):
         return None  # not a project run's record
     words = [word.encode() for word in last.reader_words]
     stats: list[Stat | None] = list(last.stats)
@@ -72,29 +75,82 @@ def check_changed(
     results = list(last.results)
     second = list(last.second)
     unsettled = [i for i, (_, _, settled) in fresh.items() if not settled]
+    phase_two = cache.with_facts(last.facts_digest)
+    load = _Once(cache, last.facts_key)
+    # A file phase 2 re-checked last time is re-checked against the lookups it made then
+    # (shmlint/facts/lookups.py): the whole facts are loaded only if it looks up more.
+    replays: dict[int, ProjectFacts] = {}
+    for index in unsettled:
+        log = (
+            phase_two.get_lookups(phase_two.lookups_key(files[index][1]))
+            if last.second[index]
+            else None
+        )
+        if log is not None:
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                replays[index] = with_external(replayed(log, load), config)
     again: list[int] = []
-    if unsettled:
-        facts = cache.get_facts(last.facts_key)
-        if facts is None or facts.external_files_changed():
+    facts: ProjectFacts | None = None
+    if any(index not in replays for index in unsettled):
+        facts = load()
+        if facts is None:
             return None
         facts = with_external(facts, config)
-        again = [i for i in unsettled if fresh[i][0].needs_second_pass(facts, fresh[i][1])]
-    else:
-        facts = None
-    for index in fresh:
-        second[index] = index in again
-    phase_two = cache.with_facts(last.facts_digest)
-    rechecked = check_files(
-        [files[i] for i in again], config, jobs=1, cache=phase_two, prefilter=prefilter, facts=facts
-    )
+        again = [
+            index
+            for index in unsettled
+            if index not in replays and fresh[index][0].needs_second_pass(facts, fresh[index][1])
+        ]
+    try:
+        rechecked = check_files(
+            [files[i] for i in again],
+            config,
+            jobs=1,
+            cache=phase_two,
+            prefilter=prefilter,
+            facts=facts,
+        )
+        for index, replay in replays.items():
+            (result,) = check_files(
+                [files[index]], config, jobs=1, cache=phase_two, prefilter=prefilter, facts=replay
+            )
+            rechecked.append(result)
+            again.append(index)
+    except FactsUnavailable:
+        return None
     for index, (item, _, _) in fresh.items():
+        second[index] = index in again
         results[index] = item.result
     for index, result in zip(again, rechecked, strict=True):
         results[index] = result
+    calls = list(last.calls)
+    for index in fresh:
+        # Settled: the last run's evidence stands. Re-checked or decided against the facts:
+        # none kept (the next edit of it is decided against the facts again).
+        if index in again or index in unsettled:
+            calls[index] = None
     trace = RunTrace(
-        keys, list(last.gives), last.facts_key, last.facts_digest, last.reader_words, second
+        keys, list(last.gives), last.facts_key, last.facts_digest, last.reader_words, second, calls
     )
     return results, stats, trace
+
+
+class _Once:
+    """The last run's facts, loaded on first call (None: gone, or an installed file they
+    read changed)."""
+
+    def __init__(self, cache: Cache, key: str) -> None:
+        self.cache, self.key = cache, key
+        self.facts: ProjectFacts | None = None
+        self.tried = False
+
+    def __call__(self) -> ProjectFacts | None:
+        if not self.tried:
+            self.tried = True
+            facts = self.cache.get_facts(self.key)
+            if facts is not None and not facts.external_files_changed():
+                self.facts = facts
+        return self.facts
 
 
 def _settled(
@@ -107,12 +163,21 @@ def _settled(
     cache: Cache,
 ) -> bool:
     """True when the file needs no phase 2, decided without loading the facts (large on a
-    big tree): it did not need one before, every question it asks now it asked before with
-    the same answer of its own (so the facts answered it the same), and it spells no name of
-    a function returning a read."""
+    big tree). It did not need one last time, with the same summary (so the same module and
+    imports: ``gives`` is unchanged), and now: every question it asks it asked before with
+    the same answer of its own (so the facts answered it the same); it spells no reader's
+    name it did not spell then, and none of the dotted names that would have made it call
+    one (``ProjectFacts.call_evidence``: the facts would decide the same)."""
     if item.summary is None or item.deferred:
         return True  # nothing to re-check (a deferred module spelling a reader ran the project)
-    if last.second[index] or old_key is None or any(word in data for word in words):
+    calls = last.calls[index]
+    if last.second[index] or old_key is None or calls is None:
+        return False
+    spelled, needles = calls
+    before_words = {word.encode() for word in spelled}
+    if any(word in data for word in words if word not in before_words):
+        return False
+    if any(needle.encode("utf-8", "surrogateescape") in data for needle in needles):
         return False
     before = cache.get_first_pass(old_key)
     return before is not None and set(item.questions) <= set(before.questions)

@@ -59,6 +59,7 @@ class Record:
     facts_digest: str
     reader_words: list[str]
     second: list[bool]
+    calls: list[tuple[list[str], list[str]] | None]
 
     def changed(self, files: Sequence[tuple[Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
@@ -99,6 +100,10 @@ def load(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> Record |
             str(body["facts_digest"]),
             [str(word) for word in body["reader_words"]],
             [bool(flag) for flag in body["second"]],
+            [
+                None if c is None else ([str(w) for w in c[0]], [str(n) for n in c[1]])
+                for c in body["calls"]
+            ],
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -139,5 +144,6 @@ def write(
         "facts_digest": trace.facts_digest if trace is not None else "",
         "reader_words": trace.reader_words if trace is not None else [],
         "second": trace.second if trace is not None else [],
+        "calls": trace.calls if trace is not None else [],
     }
     cache.put_record(record_key(files, cache, mode), body)

@@ -15,7 +15,7 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
@@ -23,6 +23,7 @@ from shmlint.basics.types import FileResult
 from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.closure import close, used_names
 from shmlint.facts.evidence import TypeTables
+from shmlint.facts.lookups import watched
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
@@ -62,6 +63,20 @@ def _check_chunk(
     ]
 
 
+def _check_chunk_watched(
+    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
+) -> list[tuple[FileResult, dict[str, Any] | None]]:
+    """Phase 2, each file's lookups in the facts recorded (shmlint/facts/lookups.py)."""
+    facts = _worker_facts
+    assert facts is not None
+    checked: list[tuple[FileResult, dict[str, Any] | None]] = []
+    for display, data in chunk:
+        with watched(facts) as log:
+            result = check_bytes(data, display, config, prefilter=prefilter, facts=facts)
+        checked.append((result, log.to_json(facts) if log.complete else None))
+    return checked
+
+
 def _first_chunk(
     chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, lazy: bool = False
 ) -> list[FirstPass]:
@@ -92,6 +107,9 @@ class RunTrace:
     facts_digest: str = ""
     reader_words: list[str] = dataclasses.field(default_factory=list)
     second: list[bool] = dataclasses.field(default_factory=list)  # phase 2 ran on the file
+    # Per analysed file phase 2 left alone: the readers' names it spells and the dotted names
+    # that would make it call one (ProjectFacts.call_evidence), as text; None for the others.
+    calls: list[tuple[list[str], list[str]] | None] = dataclasses.field(default_factory=list)
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -198,6 +216,10 @@ def check_project(
         trace.reader_words = sorted(word.decode() for word in facts.reader_words())
         rechecked_files = set(second)
         trace.second = [index in rechecked_files for index in range(len(files))]
+        trace.calls = [
+            _calls(facts, item, data) if index not in rechecked_files else None
+            for index, (item, data) in enumerate(zip(firsts, contents))
+        ]
     phase_two = cache.with_facts(facts_digest) if cache is not None else None
     rechecked = check_files(
         [files[i] for i in second],
@@ -217,6 +239,18 @@ def check_project(
         else:
             results.append(check_path(path, display, config, prefilter=prefilter))  # unreadable
     return facts, results
+
+
+def _calls(
+    facts: ProjectFacts, item: FirstPass | None, data: bytes | None
+) -> tuple[list[str], list[str]] | None:
+    if item is None or item.summary is None or item.deferred or data is None:
+        return None
+    spelled, needles = facts.call_evidence(item.summary.imports, data)
+    if needles is None:
+        return None
+    decode = functools.partial(bytes.decode, encoding="utf-8", errors="surrogateescape")
+    return sorted(map(decode, spelled)), sorted(map(decode, needles))
 
 
 def _run_digest(keys: list[str | None]) -> str:
@@ -366,7 +400,17 @@ def check_files(
         else:
             todo.append((index, display, data, key))
     items = [(display, data) for _, display, data, _ in todo]
-    computed = _fan_out(_check_chunk, items, config, jobs, prefilter, facts)
+    if facts is not None and cache is not None:
+        # Phase 2 with a cache: each file's lookups in the facts are kept, so that a warm run
+        # re-checking it after an edit need not load the whole facts (incremental.py).
+        watched_results = _fan_out(_check_chunk_watched, items, config, jobs, prefilter, facts)
+        computed = []
+        for (_, display, _, _), (result, log) in zip(todo, watched_results):
+            computed.append(result)
+            if log is not None:
+                cache.put_lookups(cache.lookups_key(display), log)
+    else:
+        computed = _fan_out(_check_chunk, items, config, jobs, prefilter, facts)
     for (index, _, _, key), result in zip(todo, computed):
         results[index] = result
         if cache is not None and key is not None:
