@@ -210,3 +210,80 @@ def test_a_summary_digest_survives_the_cache() -> None:
         if summary is not None:
             decoded = ModuleSummary.from_json(summary.to_json())
             assert summary_digest(decoded) == summary_digest(summary)
+
+
+def _facts_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Counts the loads of whole project facts from the cache from now on."""
+    from shmlint.run.cache import Cache
+
+    loads: list[str] = []
+    original = Cache.get_facts
+
+    def counted(self: Cache, key: str) -> object:
+        loads.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(Cache, "get_facts", counted)
+    return loads
+
+
+@pytest.mark.parametrize("name", ["a comment", "a body, findings change"])
+def test_an_edited_phase_2_file_is_rechecked_against_its_lookups(
+    name: str,
+    tree: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    _check(tree, capsys, *cache)
+    file, old, new, _ = EDITS[name]
+    assert file == "pkg/trainer.py"  # the file phase 2 re-checks in this case
+    _edit(tree / file, old, new)
+    loads, full = _facts_loads(monkeypatch), _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert not full and not loads
+    assert warm == _check(tree, capsys, "--no-cache")
+
+
+def _reader_project(root: Path) -> Path:
+    """``pkg.reads.fetch`` returns a read; ``pkg.other`` spells its name but never calls it
+    (so phase 2 leaves it alone)."""
+    tree = root / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "reads.py").write_text(
+        "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
+    )
+    (tree / "pkg" / "other.py").write_text(
+        "import ray\n\nfrom pkg import reads\n\n\nclass Keeper:\n"
+        "    def keep(self, ref):\n"
+        "        self.value = ray.get(ref)  # not fetch\n"
+    )
+    return tree
+
+
+@pytest.mark.parametrize(
+    ("new", "facts_loaded"),
+    [
+        ("# not fetch, still", False),  # spells only the reader names it spelled before
+        ("# reads.fetch now", True),  # spells what would make it call the reader
+    ],
+)
+def test_an_edited_file_phase_2_left_alone_is_decided_by_what_it_spells(
+    new: str,
+    facts_loaded: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tree = _reader_project(tmp_path)
+    options = ("--min-confidence", "medium")
+    cache = ("--cache-dir", str(tmp_path / "cache"), *options)
+    _check(tree, capsys, *cache)
+    _edit(tree / "pkg" / "other.py", "# not fetch", new)
+    loads, full = _facts_loads(monkeypatch), _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert not full
+    assert bool(loads) == facts_loaded
+    assert warm == _check(tree, capsys, "--no-cache", *options)

@@ -1,0 +1,96 @@
+"""Facts rebuilt from one file's logged lookups answer that file's analysis exactly as the
+whole facts do, and load the whole facts only for a lookup the log lacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shmlint.analysis.engine import check_bytes
+from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.facts.lookups import FactsUnavailable, loaded, replayed, watched
+from shmlint.facts.model import ProjectFacts
+from shmlint.run.discovery import iter_python_files
+from shmlint.run.runner import check_project
+
+ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "project"
+CASES = sorted(path for path in ROOT.iterdir() if path.is_dir())
+
+
+def _project(case: Path) -> tuple[Config, list[tuple[Path, str]], ProjectFacts]:
+    config = load_config(find_pyproject(case))
+    files = list(iter_python_files([str(case)], config))
+    facts, _ = check_project(files, config, jobs=1, cache=None)
+    return config, files, facts
+
+
+def _log(facts: ProjectFacts, data: bytes, display: str, config: Config) -> dict[str, object]:
+    with watched(facts) as log:
+        check_bytes(data, display, config, facts=facts)
+    assert log.complete
+    # Through JSON, as the cache keeps it.
+    return json.loads(json.dumps(log.to_json(facts)))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_a_replay_of_a_files_lookups_finds_what_the_facts_find(case: Path) -> None:
+    config, files, facts = _project(case)
+    for path, display in files:
+        data = path.read_bytes()
+        expected = check_bytes(data, display, config, facts=facts)
+        replay = replayed(_log(facts, data, display, config), lambda: None)
+        assert check_bytes(data, display, config, facts=replay) == expected, display
+        assert not loaded(replay)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_another_files_analysis_loads_the_whole_facts_and_finds_the_same(case: Path) -> None:
+    config, files, facts = _project(case)
+    logs = {display: _log(facts, path.read_bytes(), display, config) for path, display in files}
+    empty = next(iter(logs.values()))
+    loads: list[int] = []
+
+    def load() -> ProjectFacts:
+        loads.append(1)
+        return facts
+
+    for path, display in files:
+        data = path.read_bytes()
+        # Each file against the lookups of the first file (mostly not its own).
+        replay = replayed(empty, load)
+        assert check_bytes(data, display, config, facts=replay) == check_bytes(
+            data, display, config, facts=facts
+        ), display
+    assert len(loads) <= len(files)
+
+
+def test_a_lookup_the_log_lacks_with_no_facts_to_load_raises() -> None:
+    config, files, facts = _project(ROOT / "payloads")
+    path, display = next((p, d) for p, d in files if d.endswith("trainer.py"))
+    log = _log(facts, path.read_bytes(), display, config)
+    replay = replayed(log, lambda: None)
+    with pytest.raises(FactsUnavailable):
+        replay.class_named("pkg.not_looked_up.Anything")
+
+
+def test_a_table_walked_whole_spoils_the_log() -> None:
+    facts = ProjectFacts(classes={}, functions={"m.f"})
+    with watched(facts) as log:
+        assert "m.f" in facts.functions
+        assert facts.canonical("m.f") == "m.f"
+    assert log.complete
+    with watched(facts) as log:
+        list(facts.functions)
+    assert not log.complete
+    assert facts.functions == {"m.f"}  # the tables are put back
+
+
+def test_the_log_keeps_what_was_absent() -> None:
+    facts = ProjectFacts(functions={"m.f"})
+    with watched(facts) as log:
+        assert facts.function_payload("m.g") is None
+    replay = replayed(json.loads(json.dumps(log.to_json(facts))), lambda: None)
+    assert replay.function_payload("m.g") is None  # answered without loading
+    assert not loaded(replay)
