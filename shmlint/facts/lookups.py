@@ -51,17 +51,22 @@ class LookupLog:
         self.seen: dict[str, dict[str, Any]] = {table: {} for table in TABLES}
         self.complete = True  # False: a table was iterated (the log cannot stand for it)
 
-    def to_json(self, facts: ProjectFacts) -> dict[str, Any]:
-        """The log as JSON, with the facts' small tables a replay needs whole."""
+    def to_json(self) -> dict[str, Any]:
+        """The log as JSON (what a replay also needs whole is :func:`shared_json`'s)."""
         tables: dict[str, dict[str, Any]] = {}
         for table, seen in self.seen.items():
             tables[table] = {key: _encode(table, key, value) for key, value in seen.items()}
-        functions, methods = facts.reader_index()
-        return {
-            "tables": tables,
-            "returned_reads": encode_reads(facts.returned_reads),
-            "readers": [sorted(functions), {m: sorted(n) for m, n in sorted(methods.items())}],
-        }
+        return {"tables": tables}
+
+
+def shared_json(facts: ProjectFacts) -> dict[str, Any]:
+    """The small tables of ``facts`` a replay of any file's log needs whole: the functions
+    returning reads and their index (one per facts, not per log)."""
+    functions, methods = facts.reader_index()
+    return {
+        "returned_reads": encode_reads(facts.returned_reads),
+        "readers": [sorted(functions), {m: sorted(n) for m, n in sorted(methods.items())}],
+    }
 
 
 class _Watch:
@@ -180,11 +185,13 @@ class _Partial(dict[str, Any]):
         return len(self._whole())
 
 
-def replayed(data: dict[str, Any], load: Callable[[], ProjectFacts | None]) -> ProjectFacts:
-    """Facts answering the lookups of a log (:meth:`LookupLog.to_json`) from it, and any
-    other from the whole facts ``load`` returns (called at most once; None raises
-    :class:`FactsUnavailable`). Raises ``KeyError``/``TypeError``/``ValueError`` for a log
-    that is not of this format."""
+def replayed(
+    data: dict[str, Any], shared: dict[str, Any], load: Callable[[], ProjectFacts | None]
+) -> ProjectFacts:
+    """Facts answering the lookups of a log (:meth:`LookupLog.to_json`, with the facts'
+    :func:`shared_json`) from it, and any other from the whole facts ``load`` returns
+    (called at most once; None raises :class:`FactsUnavailable`). Raises
+    ``KeyError``/``TypeError``/``ValueError`` for a log that is not of this format."""
     loader = _Loader(load)
     facts = ProjectFacts()
     for table in TABLES:
@@ -196,8 +203,8 @@ def replayed(data: dict[str, Any], load: Callable[[], ProjectFacts | None]) -> P
             else:
                 known[str(key)] = _decode(table, key, value)
         setattr(facts, table, _Partial(table, known, absent, loader))
-    facts.returned_reads = decode_reads(data["returned_reads"])
-    functions, methods = data["readers"]
+    facts.returned_reads = decode_reads(shared["returned_reads"])
+    functions, methods = shared["readers"]
     facts.set_reader_index(
         frozenset(map(str, functions)), {str(m): frozenset(n) for m, n in methods.items()}
     )

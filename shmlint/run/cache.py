@@ -141,7 +141,8 @@ class Cache:
 
     def lookups_key(self, display: str) -> str:
         """The key of the lookups a file's phase 2 made in the facts this cache is for (one
-        per file and facts: the last analysis of the file against them)."""
+        per file and facts: the last analysis of the file against them); ``""``: what every
+        replay of these facts needs whole (shmlint.facts.lookups.shared_json)."""
         digest = hashlib.sha256(self._salt + b"\0lookups\0")
         digest.update(display.encode("utf-8", "surrogateescape"))
         return "l" + digest.hexdigest()

@@ -80,15 +80,15 @@ def check_changed(
     # A file phase 2 re-checked last time is re-checked against the lookups it made then
     # (shmlint/facts/lookups.py): the whole facts are loaded only if it looks up more.
     replays: dict[int, ProjectFacts] = {}
+    shared = None
     for index in unsettled:
-        log = (
-            phase_two.get_lookups(phase_two.lookups_key(files[index][1]))
-            if last.second[index]
-            else None
-        )
-        if log is not None:
+        if not last.second[index]:
+            continue
+        shared = shared or phase_two.get_lookups(phase_two.lookups_key(""))
+        log = phase_two.get_lookups(phase_two.lookups_key(files[index][1]))
+        if log is not None and shared is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError):
-                replays[index] = with_external(replayed(log, load), config)
+                replays[index] = with_external(replayed(log, shared, load), config)
     again: list[int] = []
     facts: ProjectFacts | None = None
     if any(index not in replays for index in unsettled):

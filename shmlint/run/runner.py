@@ -23,7 +23,7 @@ from shmlint.basics.types import FileResult
 from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.closure import close, used_names
 from shmlint.facts.evidence import TypeTables
-from shmlint.facts.lookups import watched
+from shmlint.facts.lookups import shared_json, watched
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
@@ -73,7 +73,7 @@ def _check_chunk_watched(
     for display, data in chunk:
         with watched(facts) as log:
             result = check_bytes(data, display, config, prefilter=prefilter, facts=facts)
-        checked.append((result, log.to_json(facts) if log.complete else None))
+        checked.append((result, log.to_json() if log.complete else None))
     return checked
 
 
@@ -404,6 +404,8 @@ def check_files(
         # Phase 2 with a cache: each file's lookups in the facts are kept, so that a warm run
         # re-checking it after an edit need not load the whole facts (incremental.py).
         watched_results = _fan_out(_check_chunk_watched, items, config, jobs, prefilter, facts)
+        if watched_results:
+            cache.put_lookups(cache.lookups_key(""), shared_json(facts))
         computed = []
         for (_, display, _, _), (result, log) in zip(todo, watched_results):
             computed.append(result)

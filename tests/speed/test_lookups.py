@@ -10,7 +10,7 @@ import pytest
 
 from shmlint.analysis.engine import check_bytes
 from shmlint.basics.config import Config, find_pyproject, load_config
-from shmlint.facts.lookups import FactsUnavailable, loaded, replayed, watched
+from shmlint.facts.lookups import FactsUnavailable, loaded, replayed, shared_json, watched
 from shmlint.facts.model import ProjectFacts
 from shmlint.run.discovery import iter_python_files
 from shmlint.run.runner import check_project
@@ -31,7 +31,11 @@ def _log(facts: ProjectFacts, data: bytes, display: str, config: Config) -> dict
         check_bytes(data, display, config, facts=facts)
     assert log.complete
     # Through JSON, as the cache keeps it.
-    return json.loads(json.dumps(log.to_json(facts)))  # type: ignore[no-any-return]
+    return json.loads(json.dumps(log.to_json()))  # type: ignore[no-any-return]
+
+
+def _shared(facts: ProjectFacts) -> dict[str, object]:
+    return json.loads(json.dumps(shared_json(facts)))  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
@@ -40,7 +44,7 @@ def test_a_replay_of_a_files_lookups_finds_what_the_facts_find(case: Path) -> No
     for path, display in files:
         data = path.read_bytes()
         expected = check_bytes(data, display, config, facts=facts)
-        replay = replayed(_log(facts, data, display, config), lambda: None)
+        replay = replayed(_log(facts, data, display, config), _shared(facts), lambda: None)
         assert check_bytes(data, display, config, facts=replay) == expected, display
         assert not loaded(replay)
 
@@ -59,7 +63,7 @@ def test_another_files_analysis_loads_the_whole_facts_and_finds_the_same(case: P
     for path, display in files:
         data = path.read_bytes()
         # Each file against the lookups of the first file (mostly not its own).
-        replay = replayed(empty, load)
+        replay = replayed(empty, _shared(facts), load)
         assert check_bytes(data, display, config, facts=replay) == check_bytes(
             data, display, config, facts=facts
         ), display
@@ -70,7 +74,7 @@ def test_a_lookup_the_log_lacks_with_no_facts_to_load_raises() -> None:
     config, files, facts = _project(ROOT / "payloads")
     path, display = next((p, d) for p, d in files if d.endswith("trainer.py"))
     log = _log(facts, path.read_bytes(), display, config)
-    replay = replayed(log, lambda: None)
+    replay = replayed(log, _shared(facts), lambda: None)
     with pytest.raises(FactsUnavailable):
         replay.class_named("pkg.not_looked_up.Anything")
 
@@ -91,6 +95,6 @@ def test_the_log_keeps_what_was_absent() -> None:
     facts = ProjectFacts(functions={"m.f"})
     with watched(facts) as log:
         assert facts.function_payload("m.g") is None
-    replay = replayed(json.loads(json.dumps(log.to_json(facts))), lambda: None)
+    replay = replayed(json.loads(json.dumps(log.to_json())), _shared(facts), lambda: None)
     assert replay.function_payload("m.g") is None  # answered without loading
     assert not loaded(replay)
