@@ -211,6 +211,29 @@ def replayed(
     return facts
 
 
+def answers_same(data: dict[str, Any], facts: ProjectFacts) -> bool:
+    """True when ``facts`` answer every lookup of a log (:meth:`LookupLog.to_json`) as the
+    facts it was made against did: an analysis that made it finds the same against them
+    (their :func:`shared_json` must be equal too). Raises ``KeyError``/``TypeError``/
+    ``AttributeError`` for a log that is not of this format."""
+    for table, entries in data["tables"].items():
+        if table not in TABLES:
+            return False
+        if table == "_canonical":
+            if any(facts.canonical(key) != value for key, value in entries.items()):
+                return False
+            continue
+        current = getattr(facts, table)
+        for key, value in entries.items():
+            if key not in current:
+                now = None
+            else:
+                now = _encode(table, key, current[key] if isinstance(current, dict) else True)
+            if now != value:
+                return False
+    return True
+
+
 def loaded(facts: ProjectFacts) -> bool:
     """True when replayed ``facts`` had to load the whole facts (for tests and benchmarks)."""
     table = cast(Any, facts.classes)

@@ -239,6 +239,18 @@ class Cache:
         """Store a file's logged lookups."""
         self._store(key, log)
 
+    def get_last_facts(self) -> str:
+        """The digest of the facts of the last project run in this configuration ("": none)."""
+        body = self._entry(self._last_facts_key())
+        return body if isinstance(body, str) else ""
+
+    def put_last_facts(self, digest: str) -> None:
+        """Record the digest of a project run's facts (see :meth:`get_last_facts`)."""
+        self._store(self._last_facts_key(), digest)
+
+    def _last_facts_key(self) -> str:
+        return "d" + hashlib.sha256(f"last facts\0{self._config_salt}".encode()).hexdigest()
+
     def get_facts(self, key: str) -> ProjectFacts | None:
         """Cached merged project facts, or None."""
         from shmlint.facts.model import ProjectFacts

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from shmlint.basics.types import FileResult
 from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.closure import close, used_names
 from shmlint.facts.evidence import TypeTables
-from shmlint.facts.lookups import shared_json, watched
+from shmlint.facts.lookups import answers_same, shared_json, watched
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
@@ -220,7 +221,14 @@ def check_project(
             _calls(facts, item, data) if index not in rechecked_files else None
             for index, (item, data) in enumerate(zip(firsts, contents))
         ]
-    phase_two = cache.with_facts(facts_digest) if cache is not None else None
+    phase_two = earlier = None
+    if cache is not None:
+        phase_two = cache.with_facts(facts_digest)
+        # The last project run's facts, if others: its phase-2 results may stand.
+        last_digest = cache.get_last_facts()
+        if last_digest != facts_digest:
+            earlier = cache.with_facts(last_digest) if last_digest else None
+            cache.put_last_facts(facts_digest)
     rechecked = check_files(
         [files[i] for i in second],
         config,
@@ -228,6 +236,7 @@ def check_project(
         cache=phase_two,
         prefilter=prefilter,
         facts=facts,
+        earlier=earlier,
     )
     results: list[FileResult] = []
     again = dict(zip(second, rechecked))
@@ -385,16 +394,22 @@ def check_files(
     cache: Cache | None,
     prefilter: bool = True,
     facts: ProjectFacts | None = None,
+    earlier: Cache | None = None,
 ) -> list[FileResult]:
-    """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order."""
+    """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order.
+    ``earlier``: the cache of phase 2 against other facts (the last run's), whose result for
+    the same bytes stands when the facts answer its logged lookups the same."""
     results: list[FileResult | None] = [None] * len(files)
     todo: list[tuple[int, str, bytes, str | None]] = []  # (index, display, data, cache key)
+    reuse = _Reuse(earlier, facts) if earlier is not None and facts is not None else None
     for index, ((path, display), data) in enumerate(zip(files, _read_all(files))):
         if data is None:
             results[index] = check_path(path, display, config, prefilter=prefilter)  # SHM001
             continue
         key = cache.key(display, data) if cache is not None else None
         cached = cache.get(key) if (cache is not None and key is not None) else None
+        if cached is None and reuse is not None and cache is not None and key is not None:
+            cached = reuse.result(display, data, cache, key)
         if cached is not None:
             results[index] = cached
         else:
@@ -418,6 +433,37 @@ def check_files(
         if cache is not None and key is not None:
             cache.put(key, result)
     return [result for result in results if result is not None]
+
+
+class _Reuse:
+    """Phase-2 results of an earlier run against other facts, for files whose logged lookups
+    these facts answer the same (shmlint/facts/lookups.py): a change of the facts re-checks
+    only the files it can change."""
+
+    def __init__(self, earlier: Cache, facts: ProjectFacts) -> None:
+        self.earlier, self.facts = earlier, facts
+        shared = earlier.get_lookups(earlier.lookups_key(""))
+        self.usable = shared is not None and shared == json.loads(json.dumps(shared_json(facts)))
+
+    def result(self, display: str, data: bytes, cache: Cache, key: str) -> FileResult | None:
+        """The earlier result of ``data``, stored under ``key`` of ``cache`` too, if it stands."""
+        if not self.usable:
+            return None
+        log = self.earlier.get_lookups(self.earlier.lookups_key(display))
+        if log is None:
+            return None
+        try:
+            if not answers_same(log, self.facts):
+                return None
+        except (KeyError, TypeError, AttributeError):
+            return None
+        result = self.earlier.get(self.earlier.key(display, data))
+        if result is not None:
+            cache.put(key, result)
+            cache.put_lookups(cache.lookups_key(display), log)
+            if not cache.get_lookups(cache.lookups_key("")):
+                cache.put_lookups(cache.lookups_key(""), shared_json(self.facts))
+        return result
 
 
 def _fan_out(

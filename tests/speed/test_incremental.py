@@ -287,3 +287,43 @@ def test_an_edited_file_phase_2_left_alone_is_decided_by_what_it_spells(
     assert not full
     assert bool(loads) == facts_loaded
     assert warm == _check(tree, capsys, "--no-cache", *options)
+
+
+def _phase_two_analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files phase 2 analyses from now on (one job, so in this process)."""
+    analysed: list[str] = []
+    original = shmlint.run.runner.check_bytes
+
+    def counted(data: bytes, path: str, *args: object, **kwargs: object) -> object:
+        if kwargs.get("facts") is not None:
+            analysed.append(Path(path).name)
+        return original(data, path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shmlint.run.runner, "check_bytes", counted)
+    return analysed
+
+
+@pytest.mark.parametrize(
+    ("new", "rechecked"),
+    [
+        ("    reward: float\n\n\ndef unused():\n    return 1\n", False),  # nothing it looked up
+        ("    reward: float\n    frames: 'np.ndarray'\n", True),  # the payload it reads
+    ],
+    ids=["a function nobody calls", "the payload class"],
+)
+def test_a_facts_change_rechecks_only_the_files_whose_lookups_it_changes(
+    new: str,
+    rechecked: bool,
+    tree: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    _check(tree, capsys, *cache)
+    _edit(tree / "pkg" / "records.py", "    reward: float\n", new)
+    full, analysed = _full_runs(monkeypatch), _phase_two_analyses(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == 1  # the facts change: a project run
+    assert ("trainer.py" in analysed) == rechecked
+    assert warm == _check(tree, capsys, "--no-cache")

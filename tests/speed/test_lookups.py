@@ -10,7 +10,14 @@ import pytest
 
 from shmlint.analysis.engine import check_bytes
 from shmlint.basics.config import Config, find_pyproject, load_config
-from shmlint.facts.lookups import FactsUnavailable, loaded, replayed, shared_json, watched
+from shmlint.facts.lookups import (
+    FactsUnavailable,
+    answers_same,
+    loaded,
+    replayed,
+    shared_json,
+    watched,
+)
 from shmlint.facts.model import ProjectFacts
 from shmlint.run.discovery import iter_python_files
 from shmlint.run.runner import check_project
@@ -98,3 +105,22 @@ def test_the_log_keeps_what_was_absent() -> None:
     replay = replayed(json.loads(json.dumps(log.to_json())), _shared(facts), lambda: None)
     assert replay.function_payload("m.g") is None  # answered without loading
     assert not loaded(replay)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_a_log_is_answered_the_same_by_its_own_facts(case: Path) -> None:
+    config, files, facts = _project(case)
+    for path, display in files:
+        assert answers_same(_log(facts, path.read_bytes(), display, config), facts), display
+
+
+def test_a_log_is_not_answered_the_same_by_changed_facts() -> None:
+    config, files, facts = _project(ROOT / "payloads")
+    path, display = next((p, d) for p, d in files if d.endswith("trainer.py"))
+    log = _log(facts, path.read_bytes(), display, config)
+    looked_up = [table for table, entries in log["tables"].items() if entries]  # type: ignore[union-attr]
+    assert "_canonical" in looked_up
+    name = next(iter(log["tables"]["_canonical"]))  # type: ignore[index]
+    facts.aliases[name] = "somewhere.else"
+    facts._canonical.clear()
+    assert not answers_same(log, facts)
