@@ -327,3 +327,30 @@ def test_a_facts_change_rechecks_only_the_files_whose_lookups_it_changes(
     assert len(full) == 1  # the facts change: a project run
     assert ("trainer.py" in analysed) == rechecked
     assert warm == _check(tree, capsys, "--no-cache")
+
+
+def test_a_new_question_about_a_module_no_import_reaches_runs_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a file gives the merge includes the names its questions look up: a question
+    about ``pkg.extra.Payload`` brings ``pkg.extra`` (imported by no one) into the facts."""
+    tree = tmp_path / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "extra.py").write_text(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Payload:\n"
+        "    tokens: list[int]\n    reward: float\n"
+    )
+    use = tree / "pkg" / "use.py"
+    use.write_text(
+        "import ray\n\nimport pkg\n\n\nclass Keeper:\n    def keep(self, ref):\n"
+        "        value = ray.get(ref)\n        self.value = value\n"
+    )
+    options = ("--min-confidence", "medium")
+    cache = ("--cache-dir", str(tmp_path / "cache"), *options)
+    assert _check(tree, capsys, *cache)  # an unknown payload kept
+    _edit(use, "value = ray.get(ref)", 'value: "pkg.extra.Payload" = ray.get(ref)')
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == 1
+    assert warm == _check(tree, capsys, "--no-cache", *options) == []  # array-free
