@@ -120,6 +120,8 @@ class ProjectFacts:
     _reader_pattern: re.Pattern[bytes] | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
+    # Not copied by dataclasses.replace (init=False): facts with other tables digest anew.
+    _digest: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     # --- lookups ---------------------------------------------------------------------------------
 
@@ -356,9 +358,18 @@ class ProjectFacts:
         return self.reader_pattern().search(text.encode("utf-8", "surrogateescape")) is not None
 
     def digest(self) -> str:
-        """A stable digest (part of phase-2 cache keys)."""
+        """A stable digest (part of phase-2 cache keys): of :meth:`canonical_json`."""
+        if self._digest is None:
+            self.canonical_json()
+        assert self._digest is not None
+        return self._digest
+
+    def canonical_json(self) -> str:
+        """The ``--write-summary`` JSON as canonical text (keys sorted); its digest is kept
+        (facts are not changed once merged), so storing facts and digesting them encode once."""
         text = json.dumps(self.to_json(), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()
+        self._digest = hashlib.sha256(text.encode()).hexdigest()
+        return text
 
     # --- serialisation ---------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from shmlint.run.passes import FirstPass
 
 FORMAT = 2
+# A phase-2 plan: the files to re-check, the facts' digest, each file's call evidence.
+Plan = tuple[list[int], str, list[tuple[list[str], list[str]] | None]]
 DIRECTORY_NAME = ".shmlint_cache"
 # Where the cache lives when ``--cache-dir`` is not given (as ruff's RUFF_CACHE_DIR).
 DIRECTORY_VARIABLE = "SHMLINT_CACHE_DIR"
@@ -218,17 +220,22 @@ class Cache:
         """Store a deferred module's summary (or that it has none)."""
         self._store(key, {"summary": None if summary is None else summary.to_json()})
 
-    def get_plan(self, key: str) -> tuple[list[int], str] | None:
-        """A project run's phase-2 plan: the files to re-check, and the facts' digest."""
+    def get_plan(self, key: str) -> Plan | None:
+        """A project run's phase-2 plan: the files to re-check, the facts' digest, and each
+        file's call evidence (``FirstPass.second_pass``)."""
         body = self._entry(key)
         try:
-            return [int(i) for i in body["second"]], str(body["digest"])
-        except (TypeError, KeyError, ValueError):
+            calls = [
+                None if c is None else ([str(w) for w in c[0]], [str(n) for n in c[1]])
+                for c in body["calls"]
+            ]
+            return [int(i) for i in body["second"]], str(body["digest"]), calls
+        except (TypeError, KeyError, ValueError, IndexError):
             return None
 
-    def put_plan(self, key: str, plan: tuple[list[int], str]) -> None:
+    def put_plan(self, key: str, plan: Plan) -> None:
         """Store a project run's phase-2 plan."""
-        self._store(key, {"second": plan[0], "digest": plan[1]})
+        self._store(key, {"second": plan[0], "digest": plan[1], "calls": plan[2]})
 
     def get_lookups(self, key: str) -> dict[str, Any] | None:
         """A file's logged lookups (shmlint.facts.lookups), or None."""
@@ -262,8 +269,8 @@ class Cache:
             return None
 
     def put_facts(self, key: str, facts: ProjectFacts) -> None:
-        """Store merged project facts."""
-        self._store(key, facts.to_json())
+        """Store merged project facts (their canonical text, whose digest they keep)."""
+        self._write(key, f'{{"key": {json.dumps(key)}, "body": {facts.canonical_json()}}}')
 
     @property
     def salt(self) -> bytes:

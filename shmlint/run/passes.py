@@ -11,6 +11,7 @@ file's phase-1 result is already its project result. A test checks this on the r
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from shmlint.analysis.engine import (
@@ -33,6 +34,9 @@ from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.encoding import decode_result, encode_result
 
+# A file's call evidence, as text (FirstPass.second_pass).
+Calls = tuple[list[str], list[str]]
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FirstPass:
@@ -48,13 +52,26 @@ class FirstPass:
 
     def needs_second_pass(self, facts: ProjectFacts, data: bytes) -> bool:
         """True when the project's facts may change this file's findings."""
+        return self.second_pass(facts, data)[0]
+
+    def second_pass(self, facts: ProjectFacts, data: bytes) -> tuple[bool, Calls | None]:
+        """:meth:`needs_second_pass`, and when it is false for an analysed file, the evidence
+        it was decided on without a call of a reader (``ProjectFacts.call_evidence``, as
+        text: the readers' names the file spells, and the dotted names that would make it
+        call one), which a warm run decides an edit of the file by."""
         if self.summary is None:
-            return False
+            return False, None
         if facts.defines_readers(self.summary.module):
-            return True
+            return True, None
         if any(facts.answer(question) != answer for question, answer in self.questions):
-            return True
-        return facts.may_call_reader(self.summary.imports, data)
+            return True, None
+        spelled, needles = facts.call_evidence(self.summary.imports, data)
+        if needles is None or any(needle in data for needle in needles):
+            return True, None
+        if self.deferred:
+            return False, None
+        text = functools.partial(bytes.decode, encoding="utf-8", errors="surrogateescape")
+        return False, (sorted(map(text, spelled)), sorted(map(text, needles)))
 
 
 def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | None:

@@ -29,7 +29,7 @@ from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
-from shmlint.run.passes import FirstPass, first_pass, syntax_summary
+from shmlint.run.passes import Calls, FirstPass, first_pass, syntax_summary
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 POOL_THRESHOLD = 48
@@ -190,15 +190,21 @@ def check_project(
             summary = modules.load_index(index)
             if item is not None and summary is not None:
                 firsts[index] = dataclasses.replace(item, summary=summary)
-        second = [
-            i
-            for i, (item, data) in enumerate(zip(firsts, contents))
-            if item is not None and data is not None and item.needs_second_pass(facts, data)
-        ]
-        plan = (second, facts.digest())
+        second: list[int] = []
+        calls: list[Calls | None] = []
+        for index, (item, data) in enumerate(zip(firsts, contents)):
+            needed, evidence = (
+                item.second_pass(facts, data)
+                if item is not None and data is not None
+                else (False, None)
+            )
+            if needed:
+                second.append(index)
+            calls.append(evidence)
+        plan = (second, facts.digest(), calls)
         if cache is not None and plan_key is not None:
             cache.put_plan(plan_key, plan)
-    second, facts_digest = plan
+    second, facts_digest, calls = plan
     if trace is not None and cache is not None:
         trace.keys = list(keys)
         trace.gives = []
@@ -217,10 +223,7 @@ def check_project(
         trace.reader_words = sorted(word.decode() for word in facts.reader_words())
         rechecked_files = set(second)
         trace.second = [index in rechecked_files for index in range(len(files))]
-        trace.calls = [
-            _calls(facts, item, data) if index not in rechecked_files else None
-            for index, (item, data) in enumerate(zip(firsts, contents))
-        ]
+        trace.calls = calls
     phase_two = earlier = None
     if cache is not None:
         phase_two = cache.with_facts(facts_digest)
@@ -248,18 +251,6 @@ def check_project(
         else:
             results.append(check_path(path, display, config, prefilter=prefilter))  # unreadable
     return facts, results
-
-
-def _calls(
-    facts: ProjectFacts, item: FirstPass | None, data: bytes | None
-) -> tuple[list[str], list[str]] | None:
-    if item is None or item.summary is None or item.deferred or data is None:
-        return None
-    spelled, needles = facts.call_evidence(item.summary.imports, data)
-    if needles is None:
-        return None
-    decode = functools.partial(bytes.decode, encoding="utf-8", errors="surrogateescape")
-    return sorted(map(decode, spelled)), sorted(map(decode, needles))
 
 
 def _run_digest(keys: list[str | None]) -> str:
