@@ -240,31 +240,25 @@ def loaded(facts: ProjectFacts) -> bool:
     return isinstance(table, _Partial) and table._loader.loaded
 
 
+# Per table: a found value as JSON, and back (given its key). Sets (functions, remote) log
+# membership as ``True``; names are strings already.
+_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[str, Any], Any]]] = {
+    "classes": (encode_class, decode_class),
+    "returns": (encode_return, lambda key, value: decode_return(value)),
+    "slot_kinds": (sorted, lambda key, value: frozenset(value)),
+    "actor_methods": (list, lambda key, value: tuple(value)),
+    "functions": (lambda value: True, lambda key, value: True),
+    "remote": (lambda value: True, lambda key, value: True),
+}
+_NAMES: tuple[Callable[[Any], Any], Callable[[str, Any], Any]] = (
+    lambda value: value,
+    lambda key, value: str(value),
+)
+
+
 def _encode(table: str, key: str, value: Any) -> Any:
-    if value is _ABSENT:
-        return None
-    if table == "classes":
-        return encode_class(value)
-    if table == "returns":
-        return encode_return(value)
-    if table == "slot_kinds":
-        return sorted(value)
-    if table == "actor_methods":
-        return list(value)
-    if table in ("functions", "remote"):
-        return True
-    return value  # names
+    return None if value is _ABSENT else _CODECS.get(table, _NAMES)[0](value)
 
 
 def _decode(table: str, key: str, value: Any) -> Any:
-    if table == "classes":
-        return decode_class(key, value)
-    if table == "returns":
-        return decode_return(value)
-    if table == "slot_kinds":
-        return frozenset(value)
-    if table == "actor_methods":
-        return tuple(value)
-    if table in ("functions", "remote"):
-        return True
-    return str(value)
+    return _CODECS.get(table, _NAMES)[1](key, value)

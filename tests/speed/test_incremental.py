@@ -43,6 +43,21 @@ def _full_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
+def _facts_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Counts the loads of whole project facts from the cache from now on."""
+    from shmlint.run.cache import Cache
+
+    loads: list[str] = []
+    original = Cache.get_facts
+
+    def counted(self: Cache, key: str) -> object:
+        loads.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(Cache, "get_facts", counted)
+    return loads
+
+
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
@@ -50,7 +65,8 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 EDITS: dict[str, tuple[str, str, str, bool]] = {
-    # name: (file, old, new, answered from the record)
+    # name: (file, old, new, answered from the record); pkg/trainer.py is the file phase 2
+    # re-checks: it is re-checked against the lookups it made, without loading the facts.
     "a comment": ("pkg/trainer.py", "# ok: SHM102 (array-free)", "# ok: SHM102 (no arrays)", True),
     "a body, findings change": (
         "pkg/trainer.py",
@@ -79,9 +95,11 @@ def test_an_edit_gives_the_findings_of_a_run_without_cache(
     _check(tree, capsys, *cache)
     file, old, new, incremental = EDITS[name]
     _edit(tree / file, old, new)
-    full = _full_runs(monkeypatch)
+    full, loads = _full_runs(monkeypatch), _facts_loads(monkeypatch)
     warm = _check(tree, capsys, *cache)
     assert len(full) == (0 if incremental else 1)
+    if incremental:
+        assert not loads
     # The record it left answers the next run alone.
     assert _check(tree, capsys, *cache) == warm
     assert len(full) == (0 if incremental else 1)
@@ -183,15 +201,7 @@ def test_an_edit_that_cannot_need_phase_2_does_not_load_the_facts(
     ]
     assert analysed, "the case has an analysed file phase 2 leaves alone"
     analysed[0].write_text(analysed[0].read_text() + "# edited\n")
-    loads: list[str] = []
-    original = Cache.get_facts
-
-    def counted(self: Cache, key: str) -> object:
-        loads.append(key)
-        return original(self, key)
-
-    monkeypatch.setattr(Cache, "get_facts", counted)
-    full = _full_runs(monkeypatch)
+    loads, full = _facts_loads(monkeypatch), _full_runs(monkeypatch)
     warm = _check(tree, capsys, "--cache-dir", str(cache_dir))
     assert not full and not loads
     assert warm == _check(tree, capsys, "--no-cache")
@@ -210,40 +220,6 @@ def test_a_summary_digest_survives_the_cache() -> None:
         if summary is not None:
             decoded = ModuleSummary.from_json(summary.to_json())
             assert summary_digest(decoded) == summary_digest(summary)
-
-
-def _facts_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Counts the loads of whole project facts from the cache from now on."""
-    from shmlint.run.cache import Cache
-
-    loads: list[str] = []
-    original = Cache.get_facts
-
-    def counted(self: Cache, key: str) -> object:
-        loads.append(key)
-        return original(self, key)
-
-    monkeypatch.setattr(Cache, "get_facts", counted)
-    return loads
-
-
-@pytest.mark.parametrize("name", ["a comment", "a body, findings change"])
-def test_an_edited_phase_2_file_is_rechecked_against_its_lookups(
-    name: str,
-    tree: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    cache = ("--cache-dir", str(tmp_path / "cache"))
-    _check(tree, capsys, *cache)
-    file, old, new, _ = EDITS[name]
-    assert file == "pkg/trainer.py"  # the file phase 2 re-checks in this case
-    _edit(tree / file, old, new)
-    loads, full = _facts_loads(monkeypatch), _full_runs(monkeypatch)
-    warm = _check(tree, capsys, *cache)
-    assert not full and not loads
-    assert warm == _check(tree, capsys, "--no-cache")
 
 
 def _reader_project(root: Path) -> Path:
