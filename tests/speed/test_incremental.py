@@ -330,3 +330,18 @@ def test_a_new_question_about_a_module_no_import_reaches_runs_the_project(
     warm = _check(tree, capsys, *cache)
     assert len(full) == 1
     assert warm == _check(tree, capsys, "--no-cache", *options) == []  # array-free
+
+
+def test_facts_changed_by_replace_digest_anew() -> None:
+    """The digest a merge's facts keep (stored and digested from one encoding) is not carried
+    to facts with other tables (the language server moves lines that way)."""
+    import dataclasses
+
+    from shmlint.facts.model import ProjectFacts
+
+    facts = ProjectFacts(functions={"m.f"})
+    digest = facts.digest()
+    moved = dataclasses.replace(facts, functions={"m.g"})
+    assert moved.digest() != digest
+    assert moved.digest() == ProjectFacts(functions={"m.g"}).digest()
+    assert facts.digest() == digest
