@@ -141,12 +141,12 @@ class Cache:
         digest.update(data)
         return "s" + digest.hexdigest()
 
-    def lookups_key(self, display: str) -> str:
-        """The key of the lookups a file's phase 2 made in the facts this cache is for (one
-        per file and facts: the last analysis of the file against them); ``""``: what every
-        replay of these facts needs whole (shmlint.facts.lookups.shared_json)."""
-        digest = hashlib.sha256(self._salt + b"\0lookups\0")
-        digest.update(display.encode("utf-8", "surrogateescape"))
+    def lookups_key(self, first_key: str) -> str:
+        """The key of the lookups phase 2 made in the facts this cache is for, analysing the
+        bytes whose phase-1 key is ``first_key`` (so they belong to the result stored for the
+        same bytes and facts); ``""``: what every replay of these facts needs whole
+        (shmlint.facts.lookups.shared_json)."""
+        digest = hashlib.sha256(self._salt + b"\0lookups\0" + first_key.encode())
         return "l" + digest.hexdigest()
 
     def _path(self, key: str) -> Path:

@@ -82,10 +82,11 @@ def check_changed(
     replays: dict[int, ProjectFacts] = {}
     shared = None
     for index in unsettled:
-        if not last.second[index]:
+        old_key = last.keys[index]  # the bytes phase 2 analysed last time
+        if not last.second[index] or old_key is None:
             continue
         shared = shared or phase_two.get_lookups(phase_two.lookups_key(""))
-        log = phase_two.get_lookups(phase_two.lookups_key(files[index][1]))
+        log = phase_two.get_lookups(phase_two.lookups_key(old_key))
         if log is not None and shared is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError):
                 replays[index] = with_external(replayed(log, shared, load), config)

@@ -413,10 +413,11 @@ def check_files(
         if watched_results:
             cache.put_lookups(cache.lookups_key(""), shared_json(facts))
         computed = []
-        for (_, display, _, _), (result, log) in zip(todo, watched_results):
+        for (_, display, data, _), (result, log) in zip(todo, watched_results):
             computed.append(result)
-            if log is not None:
-                cache.put_lookups(cache.lookups_key(display), log)
+            # (An analysis that walked a whole table leaves an empty log: never another's.)
+            where = cache.lookups_key(cache.first_pass_key(display, data))
+            cache.put_lookups(where, log if log is not None else {})
     else:
         computed = _fan_out(_check_chunk, items, config, jobs, prefilter, facts)
     for (index, _, _, key), result in zip(todo, computed):
@@ -440,7 +441,8 @@ class _Reuse:
         """The earlier result of ``data``, stored under ``key`` of ``cache`` too, if it stands."""
         if not self.usable:
             return None
-        log = self.earlier.get_lookups(self.earlier.lookups_key(display))
+        first_key = cache.first_pass_key(display, data)
+        log = self.earlier.get_lookups(self.earlier.lookups_key(first_key))
         if log is None:
             return None
         try:
@@ -451,7 +453,7 @@ class _Reuse:
         result = self.earlier.get(self.earlier.key(display, data))
         if result is not None:
             cache.put(key, result)
-            cache.put_lookups(cache.lookups_key(display), log)
+            cache.put_lookups(cache.lookups_key(first_key), log)
             if not cache.get_lookups(cache.lookups_key("")):
                 cache.put_lookups(cache.lookups_key(""), shared_json(self.facts))
         return result

@@ -345,3 +345,27 @@ def test_facts_changed_by_replace_digest_anew() -> None:
     assert moved.digest() != digest
     assert moved.digest() == ProjectFacts(functions={"m.g"}).digest()
     assert facts.digest() == digest
+
+
+def test_a_result_served_after_an_undo_is_kept_only_with_its_own_lookups(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit and its undo: the undone bytes' phase-2 result comes from the cache, not from a
+    new analysis, so the lookups logged last are the edit's. When the facts then change, that
+    result may stand only if the lookups of *its* analysis are answered the same."""
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    trainer = tree / "pkg" / "trainer.py"
+    original = trainer.read_text()
+    _check(tree, capsys, *cache)
+    # The edit stops reading the rollout payload (which the facts change below gives arrays).
+    _edit(trainer, ".rollout.remote(prompt)", ".verify.remote(prompt)")
+    _check(tree, capsys, *cache)
+    trainer.write_text(original)
+    _check(tree, capsys, *cache)
+    _edit(
+        tree / "pkg" / "records.py",
+        "    reward: float\n",
+        "    reward: float\n    frames: 'np.ndarray'\n",
+    )
+    warm = _check(tree, capsys, *cache)
+    assert warm == _check(tree, capsys, "--no-cache")
