@@ -314,20 +314,16 @@ class ProjectFacts:
             )
         return self._reader_pattern
 
-    def may_call_reader(self, imports: tuple[tuple[str, str], ...], data: bytes) -> bool:
-        """Whether a module with these imports and this text may call a module-level function
-        of another module that returns a read: it imports the function (or a re-export of
-        it), or imports a module above it and spells the rest of its dotted name."""
-        _, needles = self.call_evidence(imports, data)
-        return needles is None or any(needle in data for needle in needles)
-
     def call_evidence(
         self, imports: tuple[tuple[str, str], ...], data: bytes
     ) -> tuple[frozenset[bytes], tuple[bytes, ...] | None]:
-        """What :meth:`may_call_reader` decides on: the readers' last names ``data`` spells,
-        and the dotted names whose presence makes it true (None: it is, by an import alone).
-        For any text spelling no other reader name the answer is the same: a warm run
-        decides an edited file by them without these facts (shmlint/run/incremental.py)."""
+        """Whether a module with these imports and this text may call a module-level function
+        of another module that returns a read (it imports the function or a re-export of it,
+        or imports a module above it and spells the rest of its dotted name), as evidence:
+        the readers' last names ``data`` spells, and the dotted names whose presence in the
+        text makes it call one (None: it does, by an import alone). For any text spelling no
+        other reader name the evidence is the same: a warm run decides an edited file by it
+        without these facts (shmlint/run/incremental.py)."""
         # Substring tests (C memmem) beat one regex with many alternatives; a name inside a
         # longer word only costs a closer look below.
         spelled = frozenset(word for word in self.reader_words() if word in data)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from shmlint._version import __version__
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
-from shmlint.run.encoding import decode_result, encode_result
+from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
 
 if TYPE_CHECKING:
     from shmlint.facts.model import ProjectFacts
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 FORMAT = 2
 # A phase-2 plan: the files to re-check, the facts' digest, each file's call evidence.
-Plan = tuple[list[int], str, list[tuple[list[str], list[str]] | None]]
+Plan = tuple[list[int], str, list[Calls | None]]
+
+
 DIRECTORY_NAME = ".shmlint_cache"
 # Where the cache lives when ``--cache-dir`` is not given (as ruff's RUFF_CACHE_DIR).
 DIRECTORY_VARIABLE = "SHMLINT_CACHE_DIR"
@@ -225,10 +227,7 @@ class Cache:
         file's call evidence (``FirstPass.second_pass``)."""
         body = self._entry(key)
         try:
-            calls = [
-                None if c is None else ([str(w) for w in c[0]], [str(n) for n in c[1]])
-                for c in body["calls"]
-            ]
+            calls = decode_calls(body["calls"])
             return [int(i) for i in body["second"]], str(body["digest"]), calls
         except (TypeError, KeyError, ValueError, IndexError):
             return None

@@ -1,4 +1,4 @@
-"""Results as JSON-able data and back (the cache's and phase 1's entries)."""
+"""Results and call evidence as JSON-able data and back (the cache's and phase 1's entries)."""
 
 from __future__ import annotations
 
@@ -36,3 +36,13 @@ def decode_result(data: dict[str, Any]) -> FileResult:
     return FileResult(
         str(data["path"]), tuple(findings), bool(data["parsed"]), bool(data["skipped"])
     )
+
+
+# A file's call evidence, as text (FirstPass.second_pass): the readers' names it spells, and
+# the dotted names that would make it call one.
+Calls = tuple[list[str], list[str]]
+
+
+def decode_calls(data: Any) -> list[Calls | None]:
+    """Call evidence per file from JSON; raises ``TypeError``/``IndexError``/``ValueError``."""
+    return [None if c is None else ([str(w) for w in c[0]], [str(n) for n in c[1]]) for c in data]

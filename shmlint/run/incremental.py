@@ -12,6 +12,7 @@ depends on the facts and its own bytes only), and only the changed files are ana
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -76,7 +77,13 @@ def check_changed(
     second = list(last.second)
     unsettled = [i for i, (_, _, settled) in fresh.items() if not settled]
     phase_two = cache.with_facts(last.facts_digest)
-    load = _Once(cache, last.facts_key)
+
+    @functools.cache
+    def load() -> ProjectFacts | None:
+        """The last run's facts, once (None: gone, or an installed file they read changed)."""
+        facts = cache.get_facts(last.facts_key)
+        return None if facts is None or facts.external_files_changed() else facts
+
     # A file phase 2 re-checked last time is re-checked against the lookups it made then
     # (shmlint/facts/lookups.py): the whole facts are loaded only if it looks up more.
     replays: dict[int, ProjectFacts] = {}
@@ -128,30 +135,12 @@ def check_changed(
     for index in fresh:
         # Settled: the last run's evidence stands. Re-checked or decided against the facts:
         # none kept (the next edit of it is decided against the facts again).
-        if index in again or index in unsettled:
+        if index in unsettled:
             calls[index] = None
     trace = RunTrace(
         keys, list(last.gives), last.facts_key, last.facts_digest, last.reader_words, second, calls
     )
     return results, stats, trace
-
-
-class _Once:
-    """The last run's facts, loaded on first call (None: gone, or an installed file they
-    read changed)."""
-
-    def __init__(self, cache: Cache, key: str) -> None:
-        self.cache, self.key = cache, key
-        self.facts: ProjectFacts | None = None
-        self.tried = False
-
-    def __call__(self) -> ProjectFacts | None:
-        if not self.tried:
-            self.tried = True
-            facts = self.cache.get_facts(self.key)
-            if facts is not None and not facts.external_files_changed():
-                self.facts = facts
-        return self.facts
 
 
 def _settled(

@@ -32,10 +32,7 @@ from shmlint.facts.collect import Recorder, summarize_syntax
 from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
-from shmlint.run.encoding import decode_result, encode_result
-
-# A file's call evidence, as text (FirstPass.second_pass).
-Calls = tuple[list[str], list[str]]
+from shmlint.run.encoding import Calls, decode_result, encode_result
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

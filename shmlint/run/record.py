@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache
-from shmlint.run.encoding import decode_result, encode_result
+from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
 
 if TYPE_CHECKING:
     from shmlint.run.runner import RunTrace
@@ -59,7 +59,7 @@ class Record:
     facts_digest: str
     reader_words: list[str]
     second: list[bool]
-    calls: list[tuple[list[str], list[str]] | None]
+    calls: list[Calls | None]
 
     def changed(self, files: Sequence[tuple[Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
@@ -100,10 +100,7 @@ def load(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> Record |
             str(body["facts_digest"]),
             [str(word) for word in body["reader_words"]],
             [bool(flag) for flag in body["second"]],
-            [
-                None if c is None else ([str(w) for w in c[0]], [str(n) for n in c[1]])
-                for c in body["calls"]
-            ],
+            decode_calls(body["calls"]),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

@@ -29,7 +29,8 @@ from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
-from shmlint.run.passes import Calls, FirstPass, first_pass, syntax_summary
+from shmlint.run.encoding import Calls
+from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 POOL_THRESHOLD = 48
@@ -110,7 +111,7 @@ class RunTrace:
     second: list[bool] = dataclasses.field(default_factory=list)  # phase 2 ran on the file
     # Per analysed file phase 2 left alone: the readers' names it spells and the dotted names
     # that would make it call one (ProjectFacts.call_evidence), as text; None for the others.
-    calls: list[tuple[list[str], list[str]] | None] = dataclasses.field(default_factory=list)
+    calls: list[Calls | None] = dataclasses.field(default_factory=list)
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -436,6 +437,7 @@ class _Reuse:
         self.earlier, self.facts = earlier, facts
         shared = earlier.get_lookups(earlier.lookups_key(""))
         self.usable = shared is not None and shared == json.loads(json.dumps(shared_json(facts)))
+        self.shared_stored = False  # in the cache of these facts, by this run
 
     def result(self, display: str, data: bytes, cache: Cache, key: str) -> FileResult | None:
         """The earlier result of ``data``, stored under ``key`` of ``cache`` too, if it stands."""
@@ -454,8 +456,9 @@ class _Reuse:
         if result is not None:
             cache.put(key, result)
             cache.put_lookups(cache.lookups_key(first_key), log)
-            if not cache.get_lookups(cache.lookups_key("")):
+            if not self.shared_stored:
                 cache.put_lookups(cache.lookups_key(""), shared_json(self.facts))
+                self.shared_stored = True
         return result
 
 
