@@ -40,6 +40,8 @@ def payload_kind(payload: Payload) -> str:
 
 def payload_kinds(kinds: frozenset[str]) -> frozenset[str]:
     """The payload kinds among ``kinds``."""
+    if not kinds:
+        return kinds
     return frozenset(k for k in kinds if k.startswith(PAYLOAD))
 
 

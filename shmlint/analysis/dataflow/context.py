@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from shmlint.analysis.dataflow.gate import Gate
 from shmlint.analysis.dataflow.values import Label, Site, State, Value
+from shmlint.basics.names import Scope, ScopeNode
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, SourceKind
 from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload, TypeTables
@@ -93,6 +94,19 @@ class ModuleContext:
         self.changed = False  # set when a facts table grew (the pre-pass iterates on it)
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
         self._labels: dict[int, Label] = {}
+        # What depends on the tree alone, kept across the passes over it (by node id: the
+        # tree outlives the context).
+        self._scopes: dict[int, Scope] = {}
+        self.loop_assigned: dict[int, frozenset[str]] = {}  # by loop: see LoopFrame.assigned
+        self.local_annotations: dict[int, list[tuple[str, ast.expr]]] = {}  # by function
+        self.serialized: dict[int, bool] = {}  # by function: see returns_serialized
+
+    def scope(self, node: ScopeNode, parent: Scope) -> Scope:
+        """The scope of a nested body: built once per module analysis, not once per pass."""
+        scope = self._scopes.get(id(node))
+        if scope is None or scope.parent is not parent:
+            scope = self._scopes[id(node)] = Scope(node, parent)
+        return scope
 
     def label(
         self,

@@ -91,6 +91,8 @@ class ExpressionMixin(AnalysisBase):
             )
         if isinstance(node, ast.Call):
             return self.call_value(node, state)
+        if isinstance(node, ast.Constant):
+            return EMPTY
         if isinstance(node, ast.Await):
             return self.await_value(node, state)
         if isinstance(node, ast.NamedExpr):

@@ -89,9 +89,15 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 self.self_name = positional[0].arg
         self.key = f"{self.class_name}.{node.name}" if self.class_name else node.name
         self.project_key = _project_key(node, self.scope, self.class_name)
-        for sub in statements(node.body, into_scopes=False):
-            if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
-                self.annotations.setdefault(sub.target.id, sub.annotation)
+        local = self.ctx.local_annotations.get(id(node))
+        if local is None:
+            local = self.ctx.local_annotations[id(node)] = [
+                (sub.target.id, sub.annotation)
+                for sub in statements(node.body, into_scopes=False)
+                if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name)
+            ]
+        for name, annotation in local:
+            self.annotations.setdefault(name, annotation)
         for name, annotation in self.annotations.items():
             kinds = self.annotated_kinds(annotation)
             if kinds:
@@ -257,7 +263,8 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         if not any(value.labels for value in state.vars.values()):
             # Nothing tainted to capture: only the function's own reads matter.
             if analyse:
-                FunctionAnalysis(self.ctx, node, Scope(node, self.scope), None, state.vars).run()
+                scope = self.ctx.scope(node, self.scope)
+                FunctionAnalysis(self.ctx, node, scope, None, state.vars).run()
             return EMPTY
         loaded = {
             sub.id
@@ -269,7 +276,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         }
         if not analyse and not loaded:
             return EMPTY  # reads nothing, captures nothing tainted: no Scope needed
-        scope = Scope(node, self.scope)
+        scope = self.ctx.scope(node, self.scope)
         if analyse:
             FunctionAnalysis(self.ctx, node, scope, None, state.vars).run()
         captured = [state.vars[name] for name in loaded if name not in scope.locals]
@@ -368,7 +375,10 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             self.record_flow("ret", self.project_key, value)
             self.record_reads(value, state)
         if self.serialized is None:
-            self.serialized = self.returns_serialized()
+            known = self.ctx.serialized.get(id(self.node))
+            if known is None:
+                known = self.ctx.serialized[id(self.node)] = self.returns_serialized()
+            self.serialized = known
         if self.serialized:
             state.reported |= value.labels  # handed to Ray, which copies it: not kept here
             return

@@ -7,7 +7,6 @@ import ast
 from shmlint.analysis.dataflow.base import AnalysisBase
 from shmlint.analysis.dataflow.frames import LoopFrame, assigned_names
 from shmlint.analysis.dataflow.values import EMPTY, Label, Site, State, Value, join_states
-from shmlint.basics.names import Scope
 from shmlint.facts.kinds import REF, payload_kinds
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -142,7 +141,11 @@ class StatementMixin(AnalysisBase):
             origins=iterated.origins,
         )
         targets = [node.target] if is_for else []  # type: ignore[union-attr]
-        frame = LoopFrame(node, assigned_names([*targets, *node.body]))  # type: ignore[list-item]
+        assigned = self.ctx.loop_assigned.get(id(node))
+        if assigned is None:
+            assigned = assigned_names([*targets, *node.body])  # type: ignore[list-item]
+            self.ctx.loop_assigned[id(node)] = assigned
+        frame = LoopFrame(node, assigned)
         self.loops.append(frame)
         entry = state
         current = entry
@@ -275,7 +278,7 @@ class StatementMixin(AnalysisBase):
         if self.is_class_body:
             if not self.ctx.should_analyse(node):
                 return
-            method = type(self)(self.ctx, node, Scope(node, self.scope), self.class_name)
+            method = type(self)(self.ctx, node, self.ctx.scope(node, self.scope), self.class_name)
             method.run()
             return
         state.vars[node.name] = self.closure_value(node, state)
@@ -286,5 +289,6 @@ class StatementMixin(AnalysisBase):
         for expr in [*node.decorator_list, *node.bases]:
             self.value(expr, state)
         if self.ctx.should_analyse(node):
-            type(self)(self.ctx, node, Scope(node, self.scope), node.name, state.vars).run()
+            scope = self.ctx.scope(node, self.scope)
+            type(self)(self.ctx, node, scope, node.name, state.vars).run()
         state.vars.pop(node.name, None)

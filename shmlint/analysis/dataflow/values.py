@@ -79,6 +79,11 @@ class Value:
         ``view``: an element, slice or view of an array-bearing value bears arrays too; an
         attribute of it says nothing (array evidence is kept only for views).
         """
+        if not self.direct and not self.model_output:
+            if self.evidence is Evidence.UNKNOWN and not self.why:
+                return self  # what the rest would build (values are immutable): the hot path
+            if view and self.evidence is Evidence.ARRAYS:
+                return self
         kept = view and self.evidence is Evidence.ARRAYS
         evidence = Evidence.ARRAYS if kept else Evidence.UNKNOWN
         return Value(
@@ -140,11 +145,11 @@ def _joined_kinds(left: frozenset[str], right: frozenset[str]) -> frozenset[str]
 
 def union(values: list[Value]) -> Value:
     """The join of several parts of one value (a tuple display, call arguments)."""
-    result = EMPTY
+    result: Value | None = None  # not EMPTY: a part may be EMPTY itself, and still joins
     for value in values:
         part = value.derived(view=True)
-        result = part if result is EMPTY else result.join(part)
-    return result
+        result = part if result is None else result.join(part)
+    return EMPTY if result is None else result
 
 
 @dataclasses.dataclass(slots=True)
