@@ -232,7 +232,10 @@ def _fix_for(
         if item is None or (finding.unsafe_fix and not args.unsafe_fixes):
             return None
         try:
-            data = item.data if item.data is not None else item.path.read_bytes()  # type: ignore[union-attr]
+            data = item.data
+            if data is None:
+                assert item.path is not None  # an input without bytes is a file
+                data = Path(item.path).read_bytes()
         except OSError:
             return None
         outcome = apply_fixes(data, [finding], config)
@@ -272,7 +275,7 @@ def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextI
     remaining = list(result.findings)
     try:
         if data is None and item.path is not None and to_fix:
-            data = item.path.read_bytes()
+            data = Path(item.path).read_bytes()
         new_data = data
         if to_fix and data is not None:
             outcome = apply_fixes(data, to_fix, config)
@@ -283,7 +286,7 @@ def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextI
                 if args.diff:
                     out.write(_unified_diff(result.path, data, new_data))
                 elif item.path is not None:
-                    write_atomically(item.path, new_data)
+                    write_atomically(Path(item.path), new_data)
                 from shmlint.analysis.engine import check_bytes
 
                 remaining = list(check_bytes(new_data, result.path, config).findings)

@@ -14,7 +14,7 @@ from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.run import record
 from shmlint.run.cache import Cache, default_directory
-from shmlint.run.discovery import iter_python_files
+from shmlint.run.discovery import iter_file_names
 
 if TYPE_CHECKING:
     from shmlint.facts.model import ProjectFacts
@@ -28,7 +28,7 @@ class UsageError(Exception):
 class Checked:
     """One checked input: where it came from, its bytes when read from stdin, its result."""
 
-    path: Path | None  # None for stdin
+    path: str | None  # None for stdin
     data: bytes | None
     result: FileResult
 
@@ -37,7 +37,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     """Check every input the command line names (a project run unless ``--per-file``)."""
     prefilter = not args.no_prefilter
     checked: list[Checked | None] = []
-    files: list[tuple[Path, str]] = []
+    files: list[tuple[str, str]] = []  # strings: a warm run builds no Path per file
     for given in args.paths:
         if given == "-":
             from shmlint.analysis.engine import check_bytes
@@ -49,7 +49,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
             )
             continue
         try:
-            found = list(iter_python_files([given], config))
+            found = list(iter_file_names([given], config))
         except FileNotFoundError:
             raise UsageError(f"{given}: no such file or directory") from None
         files.extend(found)
@@ -77,7 +77,7 @@ def _mode(args: argparse.Namespace) -> str:
 
 
 def _recorded(
-    files: list[tuple[Path, str]],
+    files: list[tuple[str, str]],
     config: Config,
     args: argparse.Namespace,
     cache: Cache,
@@ -106,7 +106,7 @@ def _recorded(
 
 
 def _run(
-    files: list[tuple[Path, str]],
+    names: list[tuple[str, str]],
     config: Config,
     args: argparse.Namespace,
     cache: Cache | None,
@@ -117,7 +117,8 @@ def _run(
     from shmlint.run.runner import RunTrace, check_files, check_project, default_jobs
 
     jobs = args.jobs or default_jobs()
-    stats = [record.stat_of(path) for path, _ in files]  # before the files are read
+    stats = [record.stat_of(path) for path, _ in names]  # before the files are read
+    files = [(Path(path), display) for path, display in names]
     trace = RunTrace()
     facts: ProjectFacts | None = None
     if files and not args.per_file:

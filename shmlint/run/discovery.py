@@ -44,28 +44,36 @@ def iter_python_files(paths: list[str], config: Config) -> Iterator[tuple[Path, 
     ``extend-exclude``). ``display`` keeps the spelling the user gave.
     Raises ``FileNotFoundError`` naming a path that does not exist.
     """
+    for path, display in iter_file_names(paths, config):
+        yield Path(path), display
+
+
+def iter_file_names(paths: list[str], config: Config) -> Iterator[tuple[str, str]]:
+    """:func:`iter_python_files` with each path as the string ``str(path)`` would give: a warm
+    run needs no more (building a ``Path`` per file was most of its walk)."""
     excluder = _Excluder(config)
     for given in paths:
         root = Path(given)
         if root.is_file():
-            yield root, given
+            yield str(root), given
             continue
         if not root.is_dir():
             raise FileNotFoundError(given)
         here = excluder.relative(os.path.abspath(given))
         display = os.path.normpath(given)
         yield from _walk(
-            root, "" if display == "." else display, "" if here == "." else here, excluder
+            str(root), "" if display == "." else display, "" if here == "." else here, excluder
         )
 
 
 def _walk(
-    directory: Path, display: str, relative: str, excluder: _Excluder
-) -> Iterator[tuple[Path, str]]:
+    directory: str, display: str, relative: str, excluder: _Excluder
+) -> Iterator[tuple[str, str]]:
     """The files of ``directory``, then its subdirectories', each in name order (as
     ``os.walk`` top-down, not into symbolic links to directories, unreadable ones skipped).
-    ``display`` and ``relative`` (to the project root) are the directory's, built by joining
-    names: no path is normalised or made relative per file."""
+    ``directory`` is spelled as ``str(Path(...))`` spells it; it, ``display`` and ``relative``
+    (to the project root) are built by joining names: no path is parsed, normalised or made
+    relative per file."""
     try:
         with os.scandir(directory) as found:
             entries = sorted(found, key=_name)
@@ -74,6 +82,10 @@ def _walk(
     subdirs = []
     prefix = f"{relative}/" if relative else ""
     shown = f"{display}{os.sep}" if display else ""
+    # What `Path(directory) / name` spells: no `./` before a name, no doubled root separator.
+    inside = "" if directory == "." else directory.rstrip(os.sep) + os.sep
+    if directory.startswith(os.sep) and not directory.strip(os.sep):
+        inside = directory  # the root itself: "/" (or POSIX's "//")
     for entry in entries:
         name = entry.name
         try:
@@ -84,10 +96,10 @@ def _walk(
             if not excluder.excluded(prefix + name, name) and not entry.is_symlink():
                 subdirs.append(entry)
         elif name.endswith(".py") and not excluder.excluded(prefix + name, name):
-            yield directory / name, shown + name
+            yield inside + name, shown + name
     for entry in subdirs:
         name = entry.name
-        yield from _walk(directory / name, shown + name, prefix + name, excluder)
+        yield from _walk(inside + name, shown + name, prefix + name, excluder)
 
 
 def _name(entry: os.DirEntry[str]) -> str:

@@ -30,7 +30,7 @@ MOST_CHANGED = 32
 
 
 def check_changed(
-    files: Sequence[tuple[Path, str]],
+    files: Sequence[tuple[str | Path, str]],
     config: Config,
     cache: Cache,
     last: Record,
@@ -52,7 +52,7 @@ def check_changed(
         path, display = files[index]
         stats[index] = stat_of(path)
         try:
-            data = path.read_bytes()
+            data = Path(path).read_bytes()
         except OSError:
             return None
         key = cache.first_pass_key(display, data)
@@ -111,7 +111,7 @@ def check_changed(
         ]
     try:
         rechecked = check_files(
-            [files[i] for i in again],
+            [(Path(files[i][0]), files[i][1]) for i in again],
             config,
             jobs=1,
             cache=phase_two,
@@ -119,8 +119,14 @@ def check_changed(
             facts=facts,
         )
         for index, replay in replays.items():
+            path, display = files[index]
             (result,) = check_files(
-                [files[index]], config, jobs=1, cache=phase_two, prefilter=prefilter, facts=replay
+                [(Path(path), display)],
+                config,
+                jobs=1,
+                cache=phase_two,
+                prefilter=prefilter,
+                facts=replay,
             )
             rechecked.append(result)
             again.append(index)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 Stat = tuple[int, int, int, int]
 
 
-def stat_of(path: Path) -> Stat | None:
+def stat_of(path: str | Path) -> Stat | None:
     """What the record compares of a file (None: it cannot be read now)."""
     try:
         found = os.stat(path)
@@ -36,7 +36,7 @@ def stat_of(path: Path) -> Stat | None:
     return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino)
 
 
-def record_key(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> str:
+def record_key(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> str:
     """The record's key: the configuration and code (the cache's salt), the run's mode, and
     the files in order as reported."""
     digest = hashlib.sha256(cache.salt + b"\0record\0" + mode.encode())
@@ -61,7 +61,7 @@ class Record:
     second: list[bool]
     calls: list[Calls | None]
 
-    def changed(self, files: Sequence[tuple[Path, str]]) -> list[int] | None:
+    def changed(self, files: Sequence[tuple[str | Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
         facts read changed, or the record is not of these files)."""
         if len(self.stats) != len(files):
@@ -77,7 +77,7 @@ class Record:
         ]
 
 
-def load(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> Record | None:
+def load(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> Record | None:
     """The record of the last run over ``files`` in ``mode``, if any."""
     body = cache.get_record(record_key(files, cache, mode))
     if not isinstance(body, dict):
@@ -106,14 +106,16 @@ def load(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> Record |
         return None
 
 
-def served(files: Sequence[tuple[Path, str]], cache: Cache, mode: str) -> list[FileResult] | None:
+def served(
+    files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str
+) -> list[FileResult] | None:
     """The results of the last run over ``files`` when nothing changed since, else None."""
     found = load(files, cache, mode)
     return found.results if found is not None and found.changed(files) == [] else None
 
 
 def write(
-    files: Sequence[tuple[Path, str]],
+    files: Sequence[tuple[str | Path, str]],
     stats: Sequence[Stat | None],
     results: Sequence[FileResult],
     external: dict[str, int],

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from shmlint.basics.config import Config
-from shmlint.run.discovery import iter_python_files
+from shmlint.run.discovery import iter_file_names, iter_python_files
 
 
 def _walked(given: str, config: Config) -> list[tuple[Path, str]]:
@@ -56,11 +56,17 @@ def _tree(root: Path) -> Path:
     return root
 
 
+def _spelled(given: str, config: Config) -> list[tuple[str, str]]:
+    """What the string walk must give: each path as ``str(Path)`` spells it."""
+    return [(str(path), display) for path, display in _walked(given, config)]
+
+
 def test_the_order_and_the_pruning_are_those_of_a_sorted_os_walk(tmp_path: Path) -> None:
     root = _tree(tmp_path / "proj")
     config = dataclasses.replace(Config(root=root), extend_exclude=("pkg/generated", "*_test.py"))
     for given in (str(root), str(root) + "/", str(root / "a") + "/../pkg"):
         assert list(iter_python_files([given], config)) == _walked(given, config), given
+        assert list(iter_file_names([given], config)) == _spelled(given, config), given
     found = [display for _, display in iter_python_files([str(root)], config)]
     relative = [os.path.relpath(display, root) for display in found]
     # A directory's files before its subdirectories'; excluded and linked directories not
@@ -83,6 +89,7 @@ def test_a_relative_path_is_shown_as_given(tmp_path: Path, monkeypatch: pytest.M
     config = Config(root=root)
     for given in (".", "./", "a", "./a/"):
         assert list(iter_python_files([given], config)) == _walked(given, config), given
+        assert list(iter_file_names([given], config)) == _spelled(given, config), given
     shown = [display for _, display in iter_python_files(["."], config)]
     assert shown[:3] == ["A.py", "a.py", "b.py"] and "a/z.py" in shown
 
