@@ -3,19 +3,24 @@ the checked tree (``from vllm.v1.outputs import ModelRunnerOutput`` in a vLLM pl
 by its fields when its module's source is on the running interpreter's path.
 
 The source is found without importing anything (the top-level package's spec, then the path of
-each submodule), read and summarised like a project module, never executed. Summaries are cached
-per process by file path and modification time; the standard library and the array libraries
-themselves (whose types the catalog already rates) are never read.
+each submodule), read and summarised like a project module, never executed. Summaries are
+cached per process by file path and modification time, and in the run's cache when one is
+given (:func:`stored_in`: an edit re-checked on a warm run parses no installed module again);
+the standard library and the array libraries themselves (whose types the catalog already
+rates) are never read.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.util
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 from shmlint.basics.names import Scope
 from shmlint.facts.collect import summarize_syntax
@@ -55,10 +60,62 @@ def module_file(module: str) -> tuple[Path, bool] | None:
     return None
 
 
+class SummaryStore(Protocol):
+    """Where summaries of installed modules persist between runs (the run's cache)."""
+
+    def external_key(self, path: str, stamp: tuple[int, int], module: str, package: bool) -> str:
+        """The entry of one installed file at one (modification time, size)."""
+
+    def get_syntax_summary(self, key: str) -> ModuleSummary | None | bool:
+        """The stored summary (None: the file has none); False when not stored."""
+
+    def put_syntax_summary(self, key: str, summary: ModuleSummary | None) -> None:
+        """Store a summary (or that the file has none)."""
+
+
+_store: SummaryStore | None = None
+
+
+def keep_in(store: SummaryStore | None) -> None:
+    """From now on (a worker process, for its life), installed modules' summaries are read
+    from and kept in ``store``."""
+    global _store
+    _store = store
+
+
+@contextlib.contextmanager
+def stored_in(store: SummaryStore | None) -> Iterator[None]:
+    """Within the block, installed modules' summaries are read from and kept in ``store``."""
+    before = _store
+    keep_in(store)
+    try:
+        yield
+    finally:
+        keep_in(before)
+
+
 @functools.lru_cache(maxsize=1024)
 def _summary(path: Path, mtime_ns: int, module: str, is_package: bool) -> ModuleSummary | None:
     try:
-        if path.stat().st_size > _MAX_BYTES:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    store, key = _store, ""
+    if store is not None:
+        key = store.external_key(str(path), (mtime_ns, size), module, is_package)
+        kept = store.get_syntax_summary(key)
+        if kept is not False:
+            assert not isinstance(kept, bool)
+            return kept
+    summary = _parsed_summary(path, size, module, is_package)
+    if store is not None:
+        store.put_syntax_summary(key, summary)
+    return summary
+
+
+def _parsed_summary(path: Path, size: int, module: str, is_package: bool) -> ModuleSummary | None:
+    try:
+        if size > _MAX_BYTES:
             return None
         text = path.read_text(encoding="utf-8")
         with warnings.catch_warnings():

@@ -222,6 +222,13 @@ class Cache:
         """Store a deferred module's summary (or that it has none)."""
         self._store(key, {"summary": None if summary is None else summary.to_json()})
 
+    def external_key(self, path: str, stamp: tuple[int, int], module: str, package: bool) -> str:
+        """The entry of an installed module's summary (shmlint/facts/external.py): its file at
+        one (modification time, size), as which module; the code's and configuration's salt."""
+        mtime, size = stamp
+        spelled = f"external\0{self._config_salt}\0{path}\0{mtime}\0{size}\0{module}\0{package}"
+        return "x" + hashlib.sha256(spelled.encode("utf-8", "surrogateescape")).hexdigest()
+
     def get_plan(self, key: str) -> Plan | None:
         """A project run's phase-2 plan: the files to re-check, the facts' digest, and each
         file's call evidence (``FirstPass.second_pass``)."""

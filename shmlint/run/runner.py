@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
+from shmlint.facts import external
 from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.closure import close, used_names
 from shmlint.facts.evidence import TypeTables
@@ -50,9 +51,10 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _set_facts(facts: ProjectFacts | None) -> None:
+def _set_worker(facts: ProjectFacts | None, store: Cache | None) -> None:
     global _worker_facts
     _worker_facts = facts
+    external.keep_in(store)
 
 
 def _check_chunk(
@@ -171,7 +173,7 @@ def check_project(
             todo.append(index)
     items = [(files[i][1], contents[i] or b"") for i in todo]
     work = functools.partial(_first_chunk, lazy=lazy)
-    for index, computed in zip(todo, _fan_out(work, items, config, jobs, prefilter, None)):
+    for index, computed in zip(todo, _fan_out(work, items, config, jobs, prefilter, None, cache)):
         firsts[index] = computed
         stored = keys[index]
         # A deferred module's phase 1 is a text check, as quick as reading its entry: one
@@ -179,7 +181,8 @@ def check_project(
         if cache is not None and stored is not None and not computed.deferred:
             cache.put_first_pass(stored, computed)
     modules = _Deferred(files, contents, firsts, keys, config, cache)
-    facts, served = _merged(firsts, keys, config, cache, modules)
+    with external.stored_in(cache):
+        facts, served = _merged(firsts, keys, config, cache, modules)
     # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts do):
     # a warm run reads the decision instead of asking every file again.
     plan_key = "g" + _run_digest(keys) if cache is not None else None
@@ -410,7 +413,9 @@ def check_files(
     if facts is not None and cache is not None:
         # Phase 2 with a cache: each file's lookups in the facts are kept, so that a warm run
         # re-checking it after an edit need not load the whole facts (incremental.py).
-        watched_results = _fan_out(_check_chunk_watched, items, config, jobs, prefilter, facts)
+        watched_results = _fan_out(
+            _check_chunk_watched, items, config, jobs, prefilter, facts, cache
+        )
         if watched_results:
             cache.put_lookups(cache.lookups_key(""), shared_json(facts))
         computed = []
@@ -420,7 +425,7 @@ def check_files(
             where = cache.lookups_key(cache.first_pass_key(display, data))
             cache.put_lookups(where, log if log is not None else {})
     else:
-        computed = _fan_out(_check_chunk, items, config, jobs, prefilter, facts)
+        computed = _fan_out(_check_chunk, items, config, jobs, prefilter, facts, cache)
     for (index, _, _, key), result in zip(todo, computed):
         results[index] = result
         if cache is not None and key is not None:
@@ -469,18 +474,23 @@ def _fan_out(
     jobs: int,
     prefilter: bool,
     facts: ProjectFacts | None,
+    store: Cache | None,
 ) -> list[T]:
+    """``work`` on ``items`` in chunks, in this process or a pool; ``store``: where installed
+    modules' summaries are kept (shmlint/facts/external.py)."""
     if jobs <= 1 or len(items) < POOL_THRESHOLD:
-        _set_facts(facts)
+        global _worker_facts
+        _worker_facts = facts
         try:
-            return work(items, config, prefilter)
+            with external.stored_in(store):
+                return work(items, config, prefilter)
         finally:
-            _set_facts(None)
+            _worker_facts = None
     import concurrent.futures  # only when a pool is used: keeps one-file runs quick to start
 
     chunks = [items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK)]
     with concurrent.futures.ProcessPoolExecutor(
-        max_workers=jobs, initializer=_set_facts, initargs=(facts,)
+        max_workers=jobs, initializer=_set_worker, initargs=(facts, store)
     ) as pool:
         futures = [pool.submit(work, chunk, config, prefilter) for chunk in chunks]
         return [result for future in futures for result in future.result()]

@@ -144,3 +144,48 @@ def test_a_project_record_with_a_field_of_an_installed_class(plugin: Path) -> No
     )
     assert completed.returncode == 1, completed.stderr
     assert "(the declared return type `Step` holds arrays (`output`))" in completed.stdout
+
+
+def test_installed_summaries_are_kept_in_the_cache(
+    plugin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A warm run that re-checks an edit parses no installed module its last run read: their
+    # summaries are in the cache (by file, modification time and size), read by a new process.
+    from shmlint.basics.config import Config
+    from shmlint.facts import external
+    from shmlint.run.cache import Cache
+
+    monkeypatch.syspath_prepend(str(plugin.parent / "site"))
+    parsed: list[Path] = []
+    parse = external._parsed_summary
+
+    def counted(path: Path, *rest: object) -> object:
+        parsed.append(path)
+        return parse(path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(external, "_parsed_summary", counted)
+    cache = Cache(tmp_path / "cache", Config(root=plugin))
+
+    def summary() -> object:
+        external.module_file.cache_clear()  # each call as a new process
+        external._summary.cache_clear()
+        with external.stored_in(cache):
+            return external.module_summary("extpkg.outputs")
+
+    try:
+        first = summary()
+        assert first is not None and len(parsed) == 1
+        assert summary() == first and len(parsed) == 1  # read from the cache
+        assert summary() == first and len(parsed) == 1
+        outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
+        outputs.write_text(OUTPUTS.replace("class Stats", "class Counters"))
+        stat = outputs.stat()
+        os.utime(outputs, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        changed = summary()
+        assert len(parsed) == 2 and changed != first  # the file changed: parsed again
+        external.module_file.cache_clear()
+        external._summary.cache_clear()
+        assert external.module_summary("extpkg.outputs") == changed and len(parsed) == 3
+    finally:
+        external.module_file.cache_clear()
+        external._summary.cache_clear()
