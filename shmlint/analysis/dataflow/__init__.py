@@ -47,9 +47,11 @@ def analyze_module(
     if needs_facts:
         ctx.reporting = False
         for _ in range(_FACT_ROUNDS):
-            ctx.changed = False
+            # Another round only if this one read a fact that grew later in it: else the
+            # next would read what this one read, and do (and record) just what it did.
+            ctx.facts.begin_round()
             FunctionAnalysis(ctx, tree, module_scope).run()
-            if not ctx.changed:
+            if not ctx.facts.stale:
                 break
         ctx.reporting = True
     if text is not None:

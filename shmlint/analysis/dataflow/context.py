@@ -45,6 +45,20 @@ class Facts:
     return_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     module_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     coroutines: set[str] = dataclasses.field(default_factory=set)  # `async def`s, by key
+    # The keys read since the round began (by table), and whether one of them grew after it
+    # was read: only then can another round see anything this one did not.
+    read: set[tuple[int, str]] = dataclasses.field(default_factory=set)
+    stale: bool = False
+
+    def begin_round(self) -> None:
+        """A pass of the facts pre-pass starts."""
+        self.read.clear()
+        self.stale = False
+
+    def kinds(self, table: dict[str, frozenset[str]], key: str) -> frozenset[str]:
+        """The kinds under ``key`` (every read of the kinds tables goes through here)."""
+        self.read.add((id(table), key))
+        return table.get(key, frozenset())
 
     def merge_kinds(
         self, table: dict[str, frozenset[str]], key: str, kinds: frozenset[str]
@@ -54,6 +68,8 @@ class Facts:
         if kinds <= old:
             return False
         table[key] = old | kinds
+        if (id(table), key) in self.read:
+            self.stale = True  # something this round read is out of date
         return True
 
 
@@ -91,7 +107,6 @@ class ModuleContext:
         self.reporting = True  # False during the facts pre-pass
         # Which bodies may make a read (None: analyse every body); see gate.py.
         self.gate: Gate | None = None
-        self.changed = False  # set when a facts table grew (the pre-pass iterates on it)
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
         self._labels: dict[int, Label] = {}
         # What depends on the tree alone, kept across the passes over it (by node id: the

@@ -144,7 +144,7 @@ class ExpressionMixin(AnalysisBase):
             return known
         kinds: frozenset[str] = self.annotation_kinds.get(name, frozenset())
         if not self.scope.is_local(name) and self.scope.resolve(name) is None:
-            kinds |= self.ctx.facts.module_kinds.get(name, frozenset())
+            kinds |= self.ctx.facts.kinds(self.ctx.facts.module_kinds, name)
         if self.ctx.is_ref_name(name):
             kinds |= {REF}
         origins: frozenset[str] = frozenset()
@@ -166,7 +166,7 @@ class ExpressionMixin(AnalysisBase):
         origins: frozenset[str] = frozenset()
         if self.is_self(node.value) and self.class_name is not None:
             key = f"{self.class_name}.{node.attr}"
-            kinds = self.ctx.facts.attr_kinds.get(key, frozenset())
+            kinds = self.ctx.facts.kinds(self.ctx.facts.attr_kinds, key)
             project = self.ctx.project
             if project is not None and self.project_key is not None:
                 kinds |= project.attr_kinds(self.class_name, node.attr)
@@ -567,11 +567,11 @@ class ExpressionMixin(AnalysisBase):
 
     def returned_kinds(self, func: ast.expr) -> frozenset[str]:
         """Handle kinds a module function or a method of this class returns (facts)."""
-        returns = self.ctx.facts.return_kinds
+        facts = self.ctx.facts
         if isinstance(func, ast.Name) and self.scope.resolve(func.id) is None:
-            return returns.get(func.id, frozenset())
+            return facts.kinds(facts.return_kinds, func.id)
         if isinstance(func, ast.Attribute) and self.is_self(func.value) and self.class_name:
-            return returns.get(f"{self.class_name}.{func.attr}", frozenset())
+            return facts.kinds(facts.return_kinds, f"{self.class_name}.{func.attr}")
         return frozenset()
 
     def annotation_payload(self, annotation: ast.expr | None, what: str) -> Payload:

@@ -188,9 +188,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         state.vars[name] = value
         state.bound_at[name] = Site.of(target)
         if isinstance(self.node, ast.Module) and value.kinds:
-            self.ctx.changed |= self.ctx.facts.merge_kinds(
-                self.ctx.facts.module_kinds, name, value.kinds
-            )
+            self.ctx.facts.merge_kinds(self.ctx.facts.module_kinds, name, value.kinds)
 
     def store_attribute(self, target: ast.Attribute, value: Value, state: State) -> None:
         """``obj.attr = value``: the value outlives the iteration on the object (SHM102)."""
@@ -201,9 +199,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             annotation = self.ctx.facts.attr_annotations.get(key)
             sink = self.annotation_payload(annotation, "the attribute's declared type")
             if value.kinds:
-                self.ctx.changed |= self.ctx.facts.merge_kinds(
-                    self.ctx.facts.attr_kinds, key, value.kinds
-                )
+                self.ctx.facts.merge_kinds(self.ctx.facts.attr_kinds, key, value.kinds)
             self.record_flow("attr", key, value)
         self.ctx.report(state, value, "SHM102", Site.of(target), sink)
 
@@ -367,9 +363,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
     def report_return(self, value: Value, node: ast.AST, state: State) -> None:
         """``return value``: the caller keeps it (SHM101); records returned handles as facts."""
         if self.key is not None and value.kinds and not self.is_class_body:
-            self.ctx.changed |= self.ctx.facts.merge_kinds(
-                self.ctx.facts.return_kinds, self.key, value.kinds
-            )
+            self.ctx.facts.merge_kinds(self.ctx.facts.return_kinds, self.key, value.kinds)
         sink = self.annotation_payload(self.return_annotation, "the declared return type")
         if self.project_key is not None and self.ctx.recording:
             self.record_flow("ret", self.project_key, value)

@@ -94,7 +94,7 @@ class StatementMixin(AnalysisBase):
             if self.is_self(node.target.value) and self.class_name is not None and result.kinds:
                 key = f"{self.class_name}.{node.target.attr}"
                 facts = self.ctx.facts
-                self.ctx.changed |= facts.merge_kinds(facts.attr_kinds, key, result.kinds)
+                facts.merge_kinds(facts.attr_kinds, key, result.kinds)
             if self.is_self(node.target.value) and self.class_name is not None:
                 self.record_flow("attr", f"{self.class_name}.{node.target.attr}", result)
             self.ctx.report(state, result, "SHM102", Site.of(node.target), sink)
