@@ -95,9 +95,11 @@ def _recorded(
         return last.results
     if args.per_file:
         return None
+    from shmlint.facts.external import stored_in
     from shmlint.run.incremental import check_changed  # the analysis: only now
 
-    outcome = check_changed(files, config, cache, last, changed, prefilter=prefilter)
+    with stored_in(cache):  # installed modules' summaries: parsed once, then read from here
+        outcome = check_changed(files, config, cache, last, changed, prefilter=prefilter)
     if outcome is None:
         return None
     results, stats, trace = outcome

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
-from shmlint.facts import external
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
 from shmlint.run.cache import Cache
@@ -41,19 +40,6 @@ def check_changed(
 ) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
     """The project results with only ``changed`` (indices into ``files``) analysed, the stats
     they were read at, and the run's trace; None when the facts may differ (a full run)."""
-    with external.stored_in(cache):  # installed modules' summaries: parsed once, then read
-        return _check_changed(files, config, cache, last, changed, prefilter=prefilter)
-
-
-def _check_changed(
-    files: Sequence[tuple[str | Path, str]],
-    config: Config,
-    cache: Cache,
-    last: Record,
-    changed: list[int],
-    *,
-    prefilter: bool = True,
-) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
     if len(changed) > MOST_CHANGED or not last.facts_key:
         return None
     if not len(last.keys) == len(last.gives) == len(last.second) == len(last.calls) == len(files):
