@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,6 +87,12 @@ def _first_chunk(
     return [
         first_pass(data, display, config, prefilter=prefilter, lazy=lazy) for display, data in chunk
     ]
+
+
+def _summary_chunk(
+    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
+) -> list[ModuleSummary | None]:
+    return [syntax_summary(data, display, config) for display, data in chunk]
 
 
 def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
@@ -180,7 +186,7 @@ def check_project(
         # entry file less per such module (most of a tree that seldom uses Ray).
         if cache is not None and stored is not None and not computed.deferred:
             cache.put_first_pass(stored, computed)
-    modules = _Deferred(files, contents, firsts, keys, config, cache)
+    modules = _Deferred(files, contents, firsts, keys, config, cache, jobs)
     with external.stored_in(cache):
         facts, served = _merged(firsts, keys, config, cache, modules)
     # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts do):
@@ -189,7 +195,9 @@ def check_project(
     # (Facts merged anew, though the run's keys are the same: an installed package changed.)
     plan = cache.get_plan(plan_key) if served and cache and plan_key else None
     if plan is None:
-        for index in modules.callers(facts):
+        calling = modules.callers(facts)
+        modules.prefetch(calling)
+        for index in calling:
             item = firsts[index]
             summary = modules.load_index(index)
             if item is not None and summary is not None:
@@ -276,9 +284,10 @@ class _Deferred:
         keys: list[str | None],
         config: Config,
         cache: Cache | None,
+        jobs: int = 1,
     ) -> None:
         self.files, self.contents, self.keys = files, contents, keys
-        self.config, self.cache = config, cache
+        self.config, self.cache, self.jobs = config, cache, jobs
         self.index: dict[str, list[int]] = {}
         for i, item in enumerate(firsts):
             if item is not None and item.deferred:
@@ -289,19 +298,58 @@ class _Deferred:
     def load_index(self, index: int) -> ModuleSummary | None:
         if index in self.loaded:
             return self.loaded[index]
-        key = self.keys[index]
-        summary: ModuleSummary | None | bool = False
-        if self.cache is not None and key is not None:
-            summary = self.cache.get_syntax_summary("y" + key)
+        summary = self._cached(index)
         if summary is False or isinstance(summary, bool):
             data = self.contents[index] or b""
             summary = syntax_summary(data, self.files[index][1], self.config)
-            if self.cache is not None and key is not None:
-                self.cache.put_syntax_summary("y" + key, summary)
+            self._keep(index, summary)
         self.loaded[index] = summary
         if summary is not None:
             self.order[id(summary)] = index
         return summary
+
+    def _cached(self, index: int) -> ModuleSummary | None | bool:
+        key = self.keys[index]
+        if self.cache is None or key is None:
+            return False
+        return self.cache.get_syntax_summary("y" + key)
+
+    def _keep(self, index: int, summary: ModuleSummary | None) -> None:
+        key = self.keys[index]
+        if self.cache is not None and key is not None:
+            self.cache.put_syntax_summary("y" + key, summary)
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Load these files' summaries now, the ones not cached parsed in the worker pool
+        (the merge would load each of them, one after another, in this process)."""
+        todo: list[int] = []
+        for index in sorted(set(indices)):
+            if index in self.loaded:
+                continue
+            cached = self._cached(index)
+            if cached is False or isinstance(cached, bool):
+                todo.append(index)
+            else:
+                self.loaded[index] = cached
+                if cached is not None:
+                    self.order[id(cached)] = index
+        items = [(self.files[i][1], self.contents[i] or b"") for i in todo]
+        computed = _fan_out(_summary_chunk, items, self.config, self.jobs, True, None, None)
+        for index, summary in zip(todo, computed, strict=True):
+            self._keep(index, summary)
+            self.loaded[index] = summary
+            if summary is not None:
+                self.order[id(summary)] = index
+
+    def prefetch_reached(self, names: Iterable[str]) -> None:
+        """Prefetch what ``close(names, ...)`` loads first: every module a name runs through
+        (what those modules lead to is loaded by ``close`` itself)."""
+        reached: set[int] = set()
+        for name in names:
+            parts = name.split(".")
+            for cut in range(1, len(parts) + 1):
+                reached.update(self.index.get(".".join(parts[:cut]), ()))
+        self.prefetch(reached)
 
     def load_module(self, module: str) -> list[ModuleSummary]:
         loaded = (self.load_index(index) for index in self.index[module])
@@ -344,6 +392,7 @@ def _merged(
         if item is not None and item.summary is not None:
             names |= used_names(item.summary, (q for q, _ in item.questions))
     loaders = modules.loaders()
+    modules.prefetch_reached(names)
     reached = close(names, loaders)
 
     def in_file_order(summaries: list[ModuleSummary]) -> list[ModuleSummary]:
@@ -362,10 +411,13 @@ def _merged(
     }
     external = options.external_types
     facts = merge(in_file_order([*analysed, *reached]), tables, external, types)
-    callers = [s for s in map(modules.load_index, modules.callers(facts)) if s is not None]
+    calling = modules.callers(facts)
+    modules.prefetch(calling)
+    callers = [s for s in map(modules.load_index, calling) if s is not None]
     if callers:
         # Their imports decide whether they call a reader: the facts must resolve them too.
         more = {target for s in callers for _, target in s.imports}
+        modules.prefetch_reached(more)
         extra = close(more, loaders)
         everything = in_file_order([*analysed, *reached, *extra, *callers])
         facts = merge(everything, tables, external, types)

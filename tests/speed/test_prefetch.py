@@ -1,0 +1,69 @@
+"""The merge's deferred modules are parsed in the worker pool before the closure asks for them
+(``_Deferred.prefetch``): the same modules parsed, the same facts and findings as loading
+each one when the closure reaches it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shmlint.basics.config import Config
+from shmlint.basics.types import FileResult
+from shmlint.facts.model import ProjectFacts
+from shmlint.run import runner
+from shmlint.run.cache import Cache
+from shmlint.run.discovery import iter_python_files
+
+WIDE = 60  # above the pool's threshold (48 files)
+
+
+def _project(root: Path) -> Path:
+    """One module that reads, naming classes of 60 modules no read mentions; each of those
+    names a class of another (the closure's second step), and 30 modules nothing reaches."""
+    root.mkdir()
+    imports = "".join(f"from m{i} import Out{i}\n" for i in range(WIDE))
+    union = " | ".join(f"Out{i}" for i in range(WIDE))
+    (root / "main.py").write_text(
+        f"import ray\n{imports}\n\ndef fetch(ref) -> {union}:\n    return ray.get(ref)\n"
+    )
+    for i in range(WIDE):
+        (root / f"m{i}.py").write_text(
+            f"import dataclasses\nfrom n{i} import Thing{i}\n\n\n"
+            f"@dataclasses.dataclass\nclass Out{i}:\n    thing: Thing{i}\n"
+        )
+        array = "np.ndarray" if i == WIDE - 1 else "int"
+        (root / f"n{i}.py").write_text(
+            f"import dataclasses\nimport numpy as np\n\n\n"
+            f"@dataclasses.dataclass\nclass Thing{i}:\n    value: {array}\n"
+        )
+    for i in range(WIDE // 2):
+        (root / f"unused{i}.py").write_text(f"class Unused{i}:\n    pass\n")
+    return root
+
+
+def _run(root: Path, cache_dir: Path, jobs: int) -> tuple[ProjectFacts, list[FileResult], set[str]]:
+    config = Config(root=root)
+    files = list(iter_python_files([str(root)], config))
+    facts, results = runner.check_project(files, config, jobs=jobs, cache=Cache(cache_dir, config))
+    summaries = {p.name for p in cache_dir.rglob("y*.json")}  # the deferred modules parsed
+    return facts, results, summaries
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_prefetching_parses_what_the_closure_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    root = _project(tmp_path / "project")
+    facts, results, parsed = _run(root, tmp_path / "prefetched", jobs)
+    assert len(parsed) == 2 * WIDE  # m*, then n* (reached through m*), never unused*
+    (finding,) = [f for r in results for f in r.findings]
+    # Rated through the second step: `Out59.thing` is a `Thing59`, which holds an array.
+    assert finding.line == 65 and "holds arrays (`thing`)" in finding.message
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runner._Deferred, "prefetch", lambda self, indices: None)
+        expected_facts, expected, parsed_one_by_one = _run(root, tmp_path / "one-by-one", jobs)
+    assert parsed == parsed_one_by_one
+    assert facts.canonical_json() == expected_facts.canonical_json()
+    assert results == expected
