@@ -303,10 +303,13 @@ class _Deferred:
             data = self.contents[index] or b""
             summary = syntax_summary(data, self.files[index][1], self.config)
             self._keep(index, summary)
+        self._loaded(index, summary)
+        return summary
+
+    def _loaded(self, index: int, summary: ModuleSummary | None) -> None:
         self.loaded[index] = summary
         if summary is not None:
             self.order[id(summary)] = index
-        return summary
 
     def _cached(self, index: int) -> ModuleSummary | None | bool:
         key = self.keys[index]
@@ -330,16 +333,12 @@ class _Deferred:
             if cached is False or isinstance(cached, bool):
                 todo.append(index)
             else:
-                self.loaded[index] = cached
-                if cached is not None:
-                    self.order[id(cached)] = index
+                self._loaded(index, cached)
         items = [(self.files[i][1], self.contents[i] or b"") for i in todo]
         computed = _fan_out(_summary_chunk, items, self.config, self.jobs, True, None, None)
         for index, summary in zip(todo, computed, strict=True):
             self._keep(index, summary)
-            self.loaded[index] = summary
-            if summary is not None:
-                self.order[id(summary)] = index
+            self._loaded(index, summary)
 
     def prefetch_reached(self, names: Iterable[str]) -> None:
         """Prefetch what ``close(names, ...)`` loads first: every module a name runs through
