@@ -28,26 +28,24 @@ def _block_fields() -> dict[type, tuple[str, ...]]:
 _BLOCKS = _block_fields()
 
 
+def block_fields(node: ast.AST) -> tuple[str, ...]:
+    """The fields of ``node`` that hold blocks of statements (none for most nodes)."""
+    return _BLOCKS.get(type(node), ())
+
+
 def statements(body: Iterable[ast.AST], *, into_scopes: bool = True) -> Iterator[ast.stmt]:
     """Every statement under ``body``, depth first; nested functions and classes are entered
     only with ``into_scopes`` (their own statements belong to another scope)."""
     stack = list(body)
     stack.reverse()
-    blocks = _BLOCKS
     while stack:
         node = stack.pop()
         if isinstance(node, ast.stmt):
             yield node
             if not into_scopes and isinstance(node, _SCOPES):
                 continue
-        fields = blocks.get(type(node))
-        if fields is None:
-            continue
-        if len(fields) == 1:
-            children = list(getattr(node, fields[0]))
-        else:
-            children = []
-            for field in fields:
-                children.extend(getattr(node, field))
+        children: list[ast.AST] = []
+        for field in block_fields(node):
+            children.extend(getattr(node, field))
         children.reverse()
         stack.extend(children)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from shmlint.basics.astwalk import BLOCK_FIELDS
+from shmlint.basics.astwalk import block_fields
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
@@ -216,8 +216,8 @@ def _collect(node: ast.AST, scope: Scope) -> None:
             name = getattr(sub, "name", None) or getattr(sub, "rest", None)
             if isinstance(name, str):
                 scope.locals.add(name)
-    for field in BLOCK_FIELDS:
-        for child in getattr(node, field, ()):
+    for field in block_fields(node):
+        for child in getattr(node, field):
             _collect(child, scope)
     if scope.walrus:
         for child in ast.iter_child_nodes(node):

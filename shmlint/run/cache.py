@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 FORMAT = 2
 # A phase-2 plan: the files to re-check, the facts' digest, each file's call evidence.
 Plan = tuple[list[int], str, list[Calls | None]]
-
-
 DIRECTORY_NAME = ".shmlint_cache"
 # Where the cache lives when ``--cache-dir`` is not given (as ruff's RUFF_CACHE_DIR).
 DIRECTORY_VARIABLE = "SHMLINT_CACHE_DIR"

@@ -82,10 +82,9 @@ def _walk(
     subdirs = []
     prefix = f"{relative}/" if relative else ""
     shown = f"{display}{os.sep}" if display else ""
-    # What `Path(directory) / name` spells: no `./` before a name, no doubled root separator.
-    inside = "" if directory == "." else directory.rstrip(os.sep) + os.sep
-    if directory.startswith(os.sep) and not directory.strip(os.sep):
-        inside = directory  # the root itself: "/" (or POSIX's "//")
+    # What `Path(directory) / name` spells: no `./` before a name, and no second separator
+    # after a root ("/", POSIX's "//": the only spellings of `str(Path)` ending in one).
+    inside = "" if directory == "." else directory.removesuffix(os.sep) + os.sep
     for entry in entries:
         name = entry.name
         try:

@@ -196,10 +196,8 @@ def check_project(
     plan = cache.get_plan(plan_key) if served and cache and plan_key else None
     if plan is None:
         calling = modules.callers(facts)
-        modules.prefetch(calling)
-        for index in calling:
+        for index, summary in zip(calling, modules.load_all(calling), strict=True):
             item = firsts[index]
-            summary = modules.load_index(index)
             if item is not None and summary is not None:
                 firsts[index] = dataclasses.replace(item, summary=summary)
         second: list[int] = []
@@ -340,6 +338,11 @@ class _Deferred:
             self._keep(index, summary)
             self._loaded(index, summary)
 
+    def load_all(self, indices: list[int]) -> list[ModuleSummary | None]:
+        """These files' summaries, in order (those not loaded yet parsed in the pool)."""
+        self.prefetch(indices)
+        return [self.load_index(index) for index in indices]
+
     def prefetch_reached(self, names: Iterable[str]) -> None:
         """Prefetch what ``close(names, ...)`` loads first: every module a name runs through
         (what those modules lead to is loaded by ``close`` itself)."""
@@ -410,9 +413,7 @@ def _merged(
     }
     external = options.external_types
     facts = merge(in_file_order([*analysed, *reached]), tables, external, types)
-    calling = modules.callers(facts)
-    modules.prefetch(calling)
-    callers = [s for s in map(modules.load_index, calling) if s is not None]
+    callers = [s for s in modules.load_all(modules.callers(facts)) if s is not None]
     if callers:
         # Their imports decide whether they call a reader: the facts must resolve them too.
         more = {target for s in callers for _, target in s.imports}

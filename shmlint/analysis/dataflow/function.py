@@ -63,7 +63,6 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         self.return_annotation: ast.expr | None = None
         self.key: str | None = None
         self.project_key: str | None = None  # the key of a module function or method: slots
-        self.serialized: bool | None = None  # see returns_serialized (computed on first use)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             self._init_function(node)
         self.initial = State()
@@ -368,12 +367,10 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         if self.project_key is not None and self.ctx.recording:
             self.record_flow("ret", self.project_key, value)
             self.record_reads(value, state)
-        if self.serialized is None:
-            known = self.ctx.serialized.get(id(self.node))
-            if known is None:
-                known = self.ctx.serialized[id(self.node)] = self.returns_serialized()
-            self.serialized = known
-        if self.serialized:
+        serialized = self.ctx.serialized.get(id(self.node))  # computed on first use
+        if serialized is None:
+            serialized = self.ctx.serialized[id(self.node)] = self.returns_serialized()
+        if serialized:
             state.reported |= value.labels  # handed to Ray, which copies it: not kept here
             return
         self.ctx.report(state, value, "SHM101", Site.of(node), sink)
