@@ -412,7 +412,8 @@ def _merged(
         if question[:2] in ("c:", "F:")
     }
     external = options.external_types
-    facts = merge(in_file_order([*analysed, *reached]), tables, external, types)
+    merged = in_file_order([*analysed, *reached])
+    facts = merge(merged, tables, external, types)
     callers = [s for s in modules.load_all(modules.callers(facts)) if s is not None]
     if callers:
         # Their imports decide whether they call a reader: the facts must resolve them too.
@@ -420,7 +421,8 @@ def _merged(
         modules.prefetch_reached(more)
         extra = close(more, loaders)
         everything = in_file_order([*analysed, *reached, *extra, *callers])
-        facts = merge(everything, tables, external, types)
+        if len(everything) > len(merged):  # (the same summaries merge to the same facts)
+            facts = merge(everything, tables, external, types)
     if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
     return facts, False

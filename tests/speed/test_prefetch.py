@@ -5,12 +5,15 @@ each one when the closure reaches it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from shmlint.basics.config import Config
-from shmlint.basics.types import FileResult
+from shmlint.basics.options import Options
+from shmlint.basics.types import Confidence, FileResult
 from shmlint.facts.model import ProjectFacts
+from shmlint.facts.summary import ModuleSummary
 from shmlint.run import runner
 from shmlint.run.cache import Cache
 from shmlint.run.discovery import iter_python_files
@@ -67,3 +70,44 @@ def test_prefetching_parses_what_the_closure_would(
     assert parsed == parsed_one_by_one
     assert facts.canonical_json() == expected_facts.canonical_json()
     assert results == expected
+
+
+@pytest.mark.parametrize("unreached_caller", [False, True])
+def test_the_merge_runs_again_only_for_new_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unreached_caller: bool
+) -> None:
+    """A deferred module spelling a reader's name joins the facts: merged again only when it
+    (or what it imports) was not merged already; the facts as merging every module."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "reader.py").write_text("import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n")
+    (root / "boxes.py").write_text(
+        "from reader import fetch\n\n\nclass Box:\n    pass\n\n\n"
+        "def unbox(ref):\n    return fetch(ref)\n"
+    )
+    (root / "main.py").write_text(
+        "import ray\nfrom boxes import Box\n\n\ndef load(ref) -> Box:\n    return ray.get(ref)\n"
+    )
+    if unreached_caller:
+        (root / "later.py").write_text(
+            "from reader import fetch\n\n\nclass Kept:\n    def __init__(self, ref):\n"
+            "        self.value = fetch(ref)\n"
+        )
+    merges: list[int] = []
+    merge = runner.merge
+
+    def counted(summaries: list[ModuleSummary], *args: Any, **kwargs: Any) -> ProjectFacts:
+        merges.append(len(summaries))
+        return merge(summaries, *args, **kwargs)
+
+    config = Config(root=root, options=Options(min_confidence=Confidence.MEDIUM))
+    files = list(iter_python_files([str(root)], config))
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "merge", counted)
+        facts, results = runner.check_project(files, config, jobs=1, cache=None)
+    assert len(merges) == (2 if unreached_caller else 1)
+    eager_facts, eager = runner.check_project(files, config, jobs=1, cache=None, lazy=False)
+    assert facts.returned_reads == eager_facts.returned_reads
+    assert results == eager
+    if unreached_caller:
+        assert [f.code for r in results for f in r.findings if "later" in r.path] == ["SHM102"]
