@@ -12,6 +12,7 @@ import pytest
 from shmlint.basics.config import Config
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, FileResult
+from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run import runner
@@ -94,7 +95,6 @@ def test_the_merge_runs_again_only_for_new_modules(
             "        self.value = fetch(ref)\n"
         )
     merges: list[int] = []
-    merge = runner.merge
 
     def counted(summaries: list[ModuleSummary], *args: Any, **kwargs: Any) -> ProjectFacts:
         merges.append(len(summaries))
