@@ -20,7 +20,7 @@ from shmlint.analysis.rules import CHECKS, RULES
 from shmlint.analysis.suppress import is_suppressed
 from shmlint.basics import catalog
 from shmlint.basics.config import DEEP_HELPER, DEFAULT_HELPER, Config
-from shmlint.basics.names import Scope
+from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, FileResult, Finding, SourceKind
 from shmlint.facts.collect import Recorder, summarize_syntax
@@ -203,7 +203,7 @@ def analyze_tree(
     facts: ProjectFacts | None = None,
 ) -> list[Finding]:
     """The filtered findings of a parsed module (the flake8 plugin enters here)."""
-    scope = Scope(tree, None, walrus=text is None or ":=" in text)
+    scope = Scope(tree, None, walrus=walrus_lines(text))
     view = project_view(tree, scope, path, config, facts)
     return analyze_with_view(tree, lines, path, config, text, view, scope)
 

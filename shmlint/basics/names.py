@@ -9,11 +9,48 @@ lookup reaches first means a local object, never Ray's.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterator
 
 from shmlint.basics.astwalk import block_fields
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+# Where expressions may bind (`:=`): True anywhere (the text is unknown), else the sorted
+# numbers of the lines that spell `:=` (none: nothing binds).
+Walrus = bool | tuple[int, ...]
+
+
+def walrus_lines(text: str | None) -> Walrus:
+    """The lines of ``text`` that spell ``:=`` (a walrus lies on one: the operator is one
+    token); True when the text is unknown. A ``:=`` in a string only costs a closer look."""
+    if text is None:
+        return True
+    lines: list[int] = []
+    line, position = 1, 0
+    start = text.find(":=")
+    while start != -1:
+        line += text.count("\n", position, start)
+        position = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+        start = text.find(":=", start + 2)
+    return tuple(lines)
+
+
+def _may_bind(node: ast.AST, walrus: Walrus) -> bool:
+    """True when ``node``'s lines may hold a walrus (see :data:`Walrus`)."""
+    if isinstance(walrus, bool):
+        return walrus
+    if not walrus:
+        return False
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return True
+    last = getattr(node, "end_lineno", None) or first
+    index = bisect.bisect_left(walrus, first)
+    return index < len(walrus) and walrus[index] <= last
+
+
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 
 
@@ -31,11 +68,11 @@ class Scope:
         "none_bound",
     )
 
-    def __init__(self, node: ScopeNode, parent: Scope | None, walrus: bool = True) -> None:
+    def __init__(self, node: ScopeNode, parent: Scope | None, walrus: Walrus = True) -> None:
         self.node = node
         self.parent = parent
-        # Whether expressions may bind (`:=`); inherited, so one text check serves a module.
-        self.walrus: bool = parent.walrus if parent is not None else walrus
+        # Where expressions may bind (`:=`); inherited, so one text search serves a module.
+        self.walrus: Walrus = parent.walrus if parent is not None else walrus
         self.imports: dict[str, str] = {}
         # Names bound only to `None` (`except ImportError: ray = None`) do not hide an import.
         self.none_bound: set[str] = set()
@@ -157,14 +194,15 @@ def _collect(node: ast.AST, scope: Scope) -> None:
     the module spells ``:=``): a fraction of the nodes, which matters on large trees.
     """
     if isinstance(node, ast.expr):
-        if scope.walrus:
+        if _may_bind(node, scope.walrus):
             _collect_walrus(node, scope)
         return
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         scope.locals.add(node.name)
         if scope.walrus:  # decorators and defaults are evaluated here
             for expr in (*node.decorator_list, *getattr(node, "bases", ())):
-                _collect_walrus(expr, scope)
+                if _may_bind(expr, scope.walrus):
+                    _collect_walrus(expr, scope)
         return
     if isinstance(node, ast.Import):
         for alias in node.names:
@@ -219,9 +257,9 @@ def _collect(node: ast.AST, scope: Scope) -> None:
     for field in block_fields(node):
         for child in getattr(node, field):
             _collect(child, scope)
-    if scope.walrus:
+    if _may_bind(node, scope.walrus):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
+            if isinstance(child, ast.expr) and _may_bind(child, scope.walrus):
                 _collect_walrus(child, scope)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-from shmlint.basics.names import Scope
+from shmlint.basics.names import Scope, walrus_lines
 from shmlint.facts.collect import summarize_syntax
 from shmlint.facts.summary import ModuleSummary
 
@@ -121,7 +121,7 @@ def _parsed_summary(path: Path, size: int, module: str, is_package: bool) -> Mod
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
-        scope = Scope(tree, None, walrus=":=" in text)
+        scope = Scope(tree, None, walrus=walrus_lines(text))
         return summarize_syntax(tree, module, str(path), is_package, scope)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return None

@@ -26,7 +26,7 @@ from shmlint.analysis.engine import (
     split_lines,
 )
 from shmlint.basics.config import Config
-from shmlint.basics.names import Scope
+from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.types import FileResult
 from shmlint.facts.collect import Recorder, summarize_syntax
 from shmlint.facts.layout import module_name
@@ -82,7 +82,7 @@ def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | No
         return None
     module, is_package = module_name(path, config.root)
     try:
-        scope = Scope(tree, None, walrus=":=" in text)
+        scope = Scope(tree, None, walrus=walrus_lines(text))
         return summarize_syntax(tree, module, path, is_package, scope)
     except RecursionError:
         return None
@@ -107,7 +107,7 @@ def first_pass(
     recorder = Recorder() if checked and may_contain_read(text, config.options) else None
     questions: set[str] = set()
     try:
-        scope = Scope(tree, None, walrus=":=" in text)
+        scope = Scope(tree, None, walrus=walrus_lines(text))
         if not checked:  # eager: the summary only
             module, is_package = module_name(path, config.root)
             return FirstPass(summarize_syntax(tree, module, path, is_package, scope), skipped)

@@ -13,7 +13,7 @@ from shmlint.analysis.dataflow.context import ModuleContext, RawFinding
 from shmlint.analysis.dataflow.facts import collect_annotations
 from shmlint.analysis.dataflow.function import FunctionAnalysis
 from shmlint.analysis.dataflow.gate import Gate
-from shmlint.basics.names import Scope
+from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def analyze_module(
     """
     ctx = ModuleContext(options, project)
     if module_scope is None:
-        module_scope = Scope(tree, None, walrus=text is None or ":=" in text)
+        module_scope = Scope(tree, None, walrus=walrus_lines(text))
     collect_annotations(tree, ctx.facts)
     needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
     if needs_facts:
