@@ -5,8 +5,9 @@ names: an alias it re-exports, a class whose fields rate an annotation, a base c
 therefore parses such a module only when a name the analysed modules use (an import, a base
 class, a field annotation, a callee, a question their analysis asked) runs through it, and
 then follows the names that module defines for it — so most of a large tree is never parsed
-twice, or at all. ``tests/project/test_closure.py`` checks that the facts answer every
-question as the facts of every module would.
+twice, or at all. The lazy-parsing tests (``tests/project/test_passes.py``) check that the
+facts answer every question as the facts of every module would; ``test_closure.py``, that
+following the names in waves loads what following them one by one loads.
 """
 
 from __future__ import annotations
@@ -75,18 +76,43 @@ def used_names(summary: ModuleSummary, questions: Iterable[str] = ()) -> set[str
 def close(
     names: Iterable[str],
     deferred: dict[str, Callable[[], list[ModuleSummary]]],
+    prefetch: Callable[[set[str]], None] | None = None,
 ) -> list[ModuleSummary]:
     """Load every deferred module the names run through, following what each defines for
-    them (re-exported aliases, classes' bases and field types); returns the loaded ones."""
+    them (re-exported aliases, classes' bases and field types); returns the loaded ones.
+
+    ``prefetch``: loads a set of modules at once (the runner parses them in its worker pool).
+    Given it, the names are followed in waves: a name that runs through a module not loaded
+    yet waits, and the modules the waiting names need are prefetched together — the same
+    names followed, so the same modules loaded, as one by one."""
     loaded: dict[str, list[ModuleSummary]] = {}
     todo = list(names)
     seen: set[str] = set()
-    while todo:
+    waiting: list[str] = []
+    wanted: set[str] = set()
+    fetched: set[str] = set()
+    while todo or waiting:
+        if not todo:
+            assert prefetch is not None
+            prefetch(wanted)
+            fetched |= wanted
+            wanted = set()
+            todo, waiting = waiting, []
         name = todo.pop()
         if name in seen:
             continue
-        seen.add(name)
         parts = name.split(".")
+        if prefetch is not None:
+            missing = {
+                module
+                for module in (".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
+                if module in deferred and module not in loaded and module not in fetched
+            }
+            if missing:
+                wanted |= missing
+                waiting.append(name)
+                continue
+        seen.add(name)
         for cut in range(1, len(parts) + 1):
             module = ".".join(parts[:cut])
             if module not in deferred:

@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
@@ -33,9 +33,15 @@ from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 
-# Below this many files to analyse, starting worker processes costs more than it saves.
+# Below this many files to analyse (and this much source), starting worker processes costs
+# more than it saves. A pool starts in 15-40 ms and dense code analyses at ~1 ms per KB, so a
+# few heavy files (phase 2 of vLLM's engine and executor, 197 KB) are worth one.
 POOL_THRESHOLD = 48
+POOL_BYTES = 160_000
 _CHUNK = 16
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 T = TypeVar("T")
 
@@ -179,41 +185,26 @@ def check_project(
             todo.append(index)
     items = [(files[i][1], contents[i] or b"") for i in todo]
     work = functools.partial(_first_chunk, lazy=lazy)
-    for index, computed in zip(todo, _fan_out(work, items, config, jobs, prefilter, None, cache)):
-        firsts[index] = computed
-        stored = keys[index]
-        # A deferred module's phase 1 is a text check, as quick as reading its entry: one
-        # entry file less per such module (most of a tree that seldom uses Ray).
-        if cache is not None and stored is not None and not computed.deferred:
-            cache.put_first_pass(stored, computed)
-    modules = _Deferred(files, contents, firsts, keys, config, cache, jobs)
-    with external.stored_in(cache):
-        facts, served = _merged(firsts, keys, config, cache, modules)
-    # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts do):
-    # a warm run reads the decision instead of asking every file again.
-    plan_key = "g" + _run_digest(keys) if cache is not None else None
-    # (Facts merged anew, though the run's keys are the same: an installed package changed.)
-    plan = cache.get_plan(plan_key) if served and cache and plan_key else None
-    if plan is None:
-        calling = modules.callers(facts)
-        for index, summary in zip(calling, modules.load_all(calling), strict=True):
-            item = firsts[index]
-            if item is not None and summary is not None:
-                firsts[index] = dataclasses.replace(item, summary=summary)
-        second: list[int] = []
-        calls: list[Calls | None] = []
-        for index, (item, data) in enumerate(zip(firsts, contents)):
-            needed, evidence = (
-                item.second_pass(facts, data)
-                if item is not None and data is not None
-                else (False, None)
-            )
-            if needed:
-                second.append(index)
-            calls.append(evidence)
-        plan = (second, facts.digest(), calls)
-        if cache is not None and plan_key is not None:
-            cache.put_plan(plan_key, plan)
+    with _Workers(jobs, cache) as workers:  # phase 1 and the merge's parsing share a pool
+        for index, computed in zip(todo, workers.map(work, items, config, prefilter)):
+            firsts[index] = computed
+            stored = keys[index]
+            # A deferred module's phase 1 is a text check, as quick as reading its entry: one
+            # entry file less per such module (most of a tree that seldom uses Ray).
+            if cache is not None and stored is not None and not computed.deferred:
+                cache.put_first_pass(stored, computed)
+        modules = _Deferred(files, contents, firsts, keys, config, cache, workers)
+        with external.stored_in(cache):
+            facts, served = _merged(firsts, keys, config, cache, modules)
+        # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts
+        # do): a warm run reads the decision instead of asking every file again.
+        plan_key = "g" + _run_digest(keys) if cache is not None else None
+        # (Facts merged anew, though the run's keys are the same: an installed package changed.)
+        plan = cache.get_plan(plan_key) if served and cache and plan_key else None
+        if plan is None:
+            plan = _plan(firsts, contents, facts, modules)
+            if cache is not None and plan_key is not None:
+                cache.put_plan(plan_key, plan)
     second, facts_digest, calls = plan
     if trace is not None and cache is not None:
         trace.keys = list(keys)
@@ -263,6 +254,34 @@ def check_project(
     return facts, results
 
 
+def _plan(
+    firsts: list[FirstPass | None],
+    contents: list[bytes | None],
+    facts: ProjectFacts,
+    modules: _Deferred,
+) -> tuple[list[int], str, list[Calls | None]]:
+    """The files phase 2 re-checks, the digest of the facts, and each file's call evidence
+    (``FirstPass.second_pass``); the deferred files spelling a reader's name get their
+    summaries (in ``firsts``) first."""
+    calling = modules.callers(facts)
+    for index, summary in zip(calling, modules.load_all(calling), strict=True):
+        item = firsts[index]
+        if item is not None and summary is not None:
+            firsts[index] = dataclasses.replace(item, summary=summary)
+    second: list[int] = []
+    calls: list[Calls | None] = []
+    for index, (item, data) in enumerate(zip(firsts, contents)):
+        needed, evidence = (
+            item.second_pass(facts, data)
+            if item is not None and data is not None
+            else (False, None)
+        )
+        if needed:
+            second.append(index)
+        calls.append(evidence)
+    return second, facts.digest(), calls
+
+
 def _run_digest(keys: list[str | None]) -> str:
     """A digest of every phase-1 key of a run (files, their bytes, the configuration)."""
     digest = hashlib.sha256(b"run")
@@ -282,10 +301,11 @@ class _Deferred:
         keys: list[str | None],
         config: Config,
         cache: Cache | None,
-        jobs: int = 1,
+        workers: _Workers | None = None,
     ) -> None:
         self.files, self.contents, self.keys = files, contents, keys
-        self.config, self.cache, self.jobs = config, cache, jobs
+        self.config, self.cache = config, cache
+        self.workers = workers or _Workers(1, cache)
         self.index: dict[str, list[int]] = {}
         for i, item in enumerate(firsts):
             if item is not None and item.deferred:
@@ -333,7 +353,7 @@ class _Deferred:
             else:
                 self._loaded(index, cached)
         items = [(self.files[i][1], self.contents[i] or b"") for i in todo]
-        computed = _fan_out(_summary_chunk, items, self.config, self.jobs, True, None, None)
+        computed = self.workers.map(_summary_chunk, items, self.config, True)
         for index, summary in zip(todo, computed, strict=True):
             self._keep(index, summary)
             self._loaded(index, summary)
@@ -343,15 +363,9 @@ class _Deferred:
         self.prefetch(indices)
         return [self.load_index(index) for index in indices]
 
-    def prefetch_reached(self, names: Iterable[str]) -> None:
-        """Prefetch what ``close(names, ...)`` loads first: every module a name runs through
-        (what those modules lead to is loaded by ``close`` itself)."""
-        reached: set[int] = set()
-        for name in names:
-            parts = name.split(".")
-            for cut in range(1, len(parts) + 1):
-                reached.update(self.index.get(".".join(parts[:cut]), ()))
-        self.prefetch(reached)
+    def prefetch_modules(self, modules: set[str]) -> None:
+        """Prefetch these modules' files (``close`` asks for each wave of modules it needs)."""
+        self.prefetch(index for module in modules for index in self.index.get(module, ()))
 
     def load_module(self, module: str) -> list[ModuleSummary]:
         loaded = (self.load_index(index) for index in self.index[module])
@@ -394,8 +408,7 @@ def _merged(
         if item is not None and item.summary is not None:
             names |= used_names(item.summary, (q for q, _ in item.questions))
     loaders = modules.loaders()
-    modules.prefetch_reached(names)
-    reached = close(names, loaders)
+    reached = close(names, loaders, modules.prefetch_modules)
 
     def in_file_order(summaries: list[ModuleSummary]) -> list[ModuleSummary]:
         unique = {id(s): s for s in summaries}
@@ -418,8 +431,7 @@ def _merged(
     if callers:
         # Their imports decide whether they call a reader: the facts must resolve them too.
         more = {target for s in callers for _, target in s.imports}
-        modules.prefetch_reached(more)
-        extra = close(more, loaders)
+        extra = close(more, loaders, modules.prefetch_modules)
         everything = in_file_order([*analysed, *reached, *extra, *callers])
         if len(everything) > len(merged):  # (the same summaries merge to the same facts)
             facts = merge(everything, tables, external, types)
@@ -521,6 +533,19 @@ class _Reuse:
         return result
 
 
+def _worth_a_pool(items: list[tuple[str, bytes]]) -> bool:
+    return len(items) >= POOL_THRESHOLD or (
+        len(items) > 1 and sum(len(data) for _, data in items) >= POOL_BYTES
+    )
+
+
+def _chunks(items: list[tuple[str, bytes]], jobs: int) -> list[list[tuple[str, bytes]]]:
+    """Chunks of at most ``_CHUNK`` items, at least four per worker when there are enough
+    (a few heavy files spread over the workers)."""
+    size = max(1, min(_CHUNK, len(items) // (4 * jobs)))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
 def _fan_out(
     work: Callable[[list[tuple[str, bytes]], Config, bool], list[T]],
     items: list[tuple[str, bytes]],
@@ -530,21 +555,75 @@ def _fan_out(
     facts: ProjectFacts | None,
     store: Cache | None,
 ) -> list[T]:
-    """``work`` on ``items`` in chunks, in this process or a pool; ``store``: where installed
-    modules' summaries are kept (shmlint/facts/external.py)."""
-    if jobs <= 1 or len(items) < POOL_THRESHOLD:
-        global _worker_facts
-        _worker_facts = facts
-        try:
-            with external.stored_in(store):
-                return work(items, config, prefilter)
-        finally:
-            _worker_facts = None
+    """``work`` on ``items`` in chunks, in this process or a pool (each worker is given
+    ``facts`` once); ``store``: where installed modules' summaries are kept
+    (shmlint/facts/external.py)."""
+    if jobs <= 1 or not _worth_a_pool(items):
+        return _in_process(work, items, config, prefilter, facts, store)
     import concurrent.futures  # only when a pool is used: keeps one-file runs quick to start
 
-    chunks = [items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK)]
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=jobs, initializer=_set_worker, initargs=(facts, store)
     ) as pool:
-        futures = [pool.submit(work, chunk, config, prefilter) for chunk in chunks]
+        futures = [pool.submit(work, chunk, config, prefilter) for chunk in _chunks(items, jobs)]
+        return [result for future in futures for result in future.result()]
+
+
+def _in_process(
+    work: Callable[[list[tuple[str, bytes]], Config, bool], list[T]],
+    items: list[tuple[str, bytes]],
+    config: Config,
+    prefilter: bool,
+    facts: ProjectFacts | None,
+    store: Cache | None,
+) -> list[T]:
+    global _worker_facts
+    _worker_facts = facts
+    try:
+        with external.stored_in(store):
+            return work(items, config, prefilter)
+    finally:
+        _worker_facts = None
+
+
+class _Workers:
+    """The worker pool of the passes before the merge's facts exist (phase 1, the deferred
+    modules' summaries): started when a batch is first worth it, then kept for the smaller
+    batches that follow (the waves of the closure), so one pool start serves them all."""
+
+    def __init__(self, jobs: int, store: Cache | None) -> None:
+        self.jobs, self.store = jobs, store
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._closed = False
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closed = True
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def map(
+        self,
+        work: Callable[[list[tuple[str, bytes]], Config, bool], list[T]],
+        items: list[tuple[str, bytes]],
+        config: Config,
+        prefilter: bool,
+    ) -> list[T]:
+        """``work`` on ``items``, results in order (as :func:`_fan_out` without facts)."""
+        if self._closed:  # (a pool of its own, if any)
+            return _fan_out(work, items, config, self.jobs, prefilter, None, self.store)
+        started = self._pool is not None and len(items) > 1
+        if self.jobs <= 1 or not (started or _worth_a_pool(items)):
+            return _in_process(work, items, config, prefilter, None, self.store)
+        if self._pool is None:
+            import concurrent.futures
+
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.jobs, initializer=_set_worker, initargs=(None, self.store)
+            )
+        chunks = _chunks(items, self.jobs)
+        futures = [self._pool.submit(work, chunk, config, prefilter) for chunk in chunks]
         return [result for future in futures for result in future.result()]

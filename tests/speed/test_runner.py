@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,8 +18,8 @@ from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence
 from shmlint.cli import main
 from shmlint.run.cache import DIRECTORY_VARIABLE
-from shmlint.run.runner import POOL_THRESHOLD
-from tests.fixture_markers import fixture_files
+from shmlint.run.runner import POOL_BYTES, POOL_THRESHOLD
+from tests.fixture_markers import FIXTURES, fixture_files
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
 
@@ -238,3 +239,31 @@ def test_a_small_project_never_starts_a_pool(
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
     assert _json(["-j", "2", "--no-cache", str(package)], capsys) == expected
     assert POOL_THRESHOLD > 20
+    assert POOL_BYTES > sum(path.stat().st_size for path in package.iterdir())
+
+
+def test_a_few_heavy_files_get_a_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three files of more source than ``POOL_BYTES`` together are split over the workers
+    (one chunk each), with the results of one job."""
+    import concurrent.futures
+
+    text = (FIXTURES / "SHM101.py").read_text(encoding="utf-8")
+    package = tmp_path / "heavy"
+    package.mkdir()
+    for index in range(3):
+        copies = -(-POOL_BYTES // (3 * len(text.encode()))) + 1
+        (package / f"heavy{index}.py").write_text(text * copies, encoding="utf-8")
+    expected = _json(["-j", "1", "--no-cache", str(package)], capsys)
+    started: list[int] = []
+    original = concurrent.futures.ProcessPoolExecutor
+
+    class Counted(original):  # type: ignore[valid-type,misc]
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            started.append(len(args[1]))  # the chunk's files
+            return super().submit(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Counted)
+    assert _json(["-j", "2", "--no-cache", str(package)], capsys) == expected
+    assert started[:3] == [1, 1, 1]

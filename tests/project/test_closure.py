@@ -1,0 +1,71 @@
+"""The closure (shmlint/facts/closure.py) loads the deferred modules the analysed ones reach
+by name; followed in waves with a batch ``prefetch`` (the runner's worker pool), it loads the
+same modules as one by one. (That its facts answer as every module's would is checked by the
+lazy-parsing tests of tests/project/test_passes.py.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from shmlint.basics.config import Config
+from shmlint.facts.closure import close
+from shmlint.facts.summary import ModuleSummary
+from shmlint.run.passes import syntax_summary
+
+MODULES = {
+    # `pkg` re-exports `Out` from `pkg.out`; `Out`'s base and field lead further.
+    "pkg/__init__.py": "from pkg.out import Out\n",
+    "pkg/out.py": (
+        "import dataclasses\nfrom pkg.base import Base\nfrom pkg.inner import Inner\n\n\n"
+        "@dataclasses.dataclass\nclass Out(Base):\n    inner: Inner\n"
+    ),
+    "pkg/base.py": "class Base:\n    pass\n",
+    "pkg/inner.py": (
+        "import dataclasses\nfrom deep.leaf import Leaf\n\n\n"
+        "@dataclasses.dataclass\nclass Inner:\n    leaf: Leaf\n"
+    ),
+    "deep/__init__.py": "",
+    "deep/leaf.py": "class Leaf:\n    pass\n",
+    "unused.py": "class Unused:\n    pass\n",
+}
+
+
+def _deferred(root: Path) -> tuple[dict[str, Callable[[], list[ModuleSummary]]], list[str]]:
+    config = Config(root=root)
+    summaries: dict[str, ModuleSummary] = {}
+    for name, text in MODULES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        summary = syntax_summary(text.encode(), str(path), config)
+        assert summary is not None
+        summaries[summary.module] = summary
+    loads: list[str] = []
+
+    def loader(module: str) -> list[ModuleSummary]:
+        loads.append(module)
+        return [summaries[module]]
+
+    return {module: (lambda m=module: loader(m)) for module in summaries}, loads
+
+
+@pytest.mark.parametrize("names", [["pkg.Out"], ["pkg.Out", "deep.leaf.Leaf", "pkg.base"]])
+def test_waves_load_what_one_by_one_loads(tmp_path: Path, names: list[str]) -> None:
+    deferred, loads = _deferred(tmp_path)
+    one_by_one = {s.module for s in close(names, deferred)}
+    assert "unused" not in one_by_one
+    assert {"pkg", "pkg.out", "pkg.base", "pkg.inner", "deep", "deep.leaf"} == one_by_one
+    loads.clear()
+
+    waves: list[set[str]] = []
+    in_waves = {s.module for s in close(names, deferred, lambda modules: waves.append(modules))}
+    assert in_waves == one_by_one
+    assert set().union(*waves) == one_by_one  # each module prefetched, in its wave
+    assert sorted(loads) == sorted(one_by_one)  # and loaded once
+    if names == ["pkg.Out"]:
+        # `pkg`, then `pkg.out` (its alias), then what `Out` names, then `Inner`'s field.
+        assert waves[:2] == [{"pkg"}, {"pkg.out"}]
+        assert len(waves) == 4
