@@ -97,9 +97,11 @@ def _recorded(
         return None
     from shmlint.facts.external import stored_in
     from shmlint.run.incremental import check_changed  # the analysis: only now
+    from shmlint.run.runner import default_jobs
 
+    jobs = args.jobs or default_jobs()
     with stored_in(cache):  # installed modules' summaries: parsed once, then read from here
-        outcome = check_changed(files, config, cache, last, changed, prefilter=prefilter)
+        outcome = check_changed(files, config, cache, last, changed, prefilter=prefilter, jobs=jobs)
     if outcome is None:
         return None
     results, stats, trace = outcome

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from shmlint.basics.config import Config
@@ -24,6 +24,7 @@ from shmlint.run.cache import Cache
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, Stat, stat_of
 from shmlint.run.runner import RunTrace, check_files, gives, summary_digest, with_external
+from shmlint.run.speculate import Speculation
 
 # More changed files than this: a checkout or a rebase, where the full run is as quick.
 MOST_CHANGED = 32
@@ -37,13 +38,97 @@ def check_changed(
     changed: list[int],
     *,
     prefilter: bool = True,
+    jobs: int = 1,
 ) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
     """The project results with only ``changed`` (indices into ``files``) analysed, the stats
-    they were read at, and the run's trace; None when the facts may differ (a full run)."""
+    they were read at, and the run's trace; None when the facts may differ (a full run).
+    With ``jobs`` > 1, the phase 2 of a file phase 2 re-checked last time starts in a child
+    process before its phase 1 (shmlint/run/speculate.py)."""
     if len(changed) > MOST_CHANGED or not last.facts_key:
         return None
     if not len(last.keys) == len(last.gives) == len(last.second) == len(last.calls) == len(files):
         return None  # not a project run's record
+    phase_two = cache.with_facts(last.facts_digest)
+
+    @functools.cache
+    def load() -> ProjectFacts | None:
+        """The last run's facts, once (None: gone, or an installed file they read changed)."""
+        facts = cache.get_facts(last.facts_key)
+        return None if facts is None or facts.external_files_changed() else facts
+
+    # A file phase 2 re-checked last time is re-checked against the lookups it made then
+    # (shmlint/facts/lookups.py): the whole facts are loaded only if it looks up more. That
+    # needs nothing of its phase 1, so it may start first, in a child.
+    replays = _replays(changed, last, phase_two, load, config)
+    started = {
+        index: Speculation(
+            functools.partial(_check_one, files[index], config, phase_two, prefilter, replay)
+        )
+        for index, replay in replays.items()
+        if jobs > 1
+    }
+    try:
+        return _check_changed(
+            files, config, cache, last, changed, prefilter, phase_two, load, replays, started
+        )
+    finally:
+        for speculation in started.values():
+            speculation.cancel()
+
+
+def _replays(
+    changed: list[int],
+    last: Record,
+    phase_two: Cache,
+    load: Callable[[], ProjectFacts | None],
+    config: Config,
+) -> dict[int, ProjectFacts]:
+    """For each changed file phase 2 re-checked last time, facts replayed from its log."""
+    replays: dict[int, ProjectFacts] = {}
+    shared = None
+    for index in changed:
+        old_key = last.keys[index]  # the bytes phase 2 analysed last time
+        if not last.second[index] or old_key is None:
+            continue
+        shared = shared or phase_two.get_lookups(phase_two.lookups_key(""))
+        log = phase_two.get_lookups(phase_two.lookups_key(old_key))
+        if log is not None and shared is not None:
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                replays[index] = with_external(replayed(log, shared, load), config)
+    return replays
+
+
+def _check_one(
+    file: tuple[str | Path, str],
+    config: Config,
+    phase_two: Cache,
+    prefilter: bool,
+    facts: ProjectFacts,
+) -> FileResult:
+    """Phase 2 of one file against ``facts``."""
+    (result,) = check_files(
+        [(Path(file[0]), file[1])],
+        config,
+        jobs=1,
+        cache=phase_two,
+        prefilter=prefilter,
+        facts=facts,
+    )
+    return result
+
+
+def _check_changed(
+    files: Sequence[tuple[str | Path, str]],
+    config: Config,
+    cache: Cache,
+    last: Record,
+    changed: list[int],
+    prefilter: bool,
+    phase_two: Cache,
+    load: Callable[[], ProjectFacts | None],
+    replays: dict[int, ProjectFacts],
+    started: dict[int, Speculation[FileResult]],
+) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
     words = [word.encode() for word in last.reader_words]
     stats: list[Stat | None] = list(last.stats)
     keys = list(last.keys)
@@ -76,27 +161,7 @@ def check_changed(
     results = list(last.results)
     second = list(last.second)
     unsettled = [i for i, (_, _, settled) in fresh.items() if not settled]
-    phase_two = cache.with_facts(last.facts_digest)
-
-    @functools.cache
-    def load() -> ProjectFacts | None:
-        """The last run's facts, once (None: gone, or an installed file they read changed)."""
-        facts = cache.get_facts(last.facts_key)
-        return None if facts is None or facts.external_files_changed() else facts
-
-    # A file phase 2 re-checked last time is re-checked against the lookups it made then
-    # (shmlint/facts/lookups.py): the whole facts are loaded only if it looks up more.
-    replays: dict[int, ProjectFacts] = {}
-    shared = None
-    for index in unsettled:
-        old_key = last.keys[index]  # the bytes phase 2 analysed last time
-        if not last.second[index] or old_key is None:
-            continue
-        shared = shared or phase_two.get_lookups(phase_two.lookups_key(""))
-        log = phase_two.get_lookups(phase_two.lookups_key(old_key))
-        if log is not None and shared is not None:
-            with contextlib.suppress(KeyError, TypeError, ValueError):
-                replays[index] = with_external(replayed(log, shared, load), config)
+    replays = {index: replays[index] for index in unsettled if index in replays}
     again: list[int] = []
     facts: ProjectFacts | None = None
     if any(index not in replays for index in unsettled):
@@ -119,16 +184,11 @@ def check_changed(
             facts=facts,
         )
         for index, replay in replays.items():
-            path, display = files[index]
-            (result,) = check_files(
-                [(Path(path), display)],
-                config,
-                jobs=1,
-                cache=phase_two,
-                prefilter=prefilter,
-                facts=replay,
-            )
-            rechecked.append(result)
+            speculation = started.pop(index, None)
+            if speculation is not None:
+                rechecked.append(speculation.result())
+            else:
+                rechecked.append(_check_one(files[index], config, phase_two, prefilter, replay))
             again.append(index)
     except FactsUnavailable:
         return None

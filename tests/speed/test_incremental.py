@@ -83,23 +83,50 @@ EDITS: dict[str, tuple[str, str, str, bool]] = {
 }
 
 
+def _speculations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records each speculative phase 2 (shmlint/run/speculate.py) started, then used."""
+    from shmlint.run import speculate
+
+    events: list[str] = []
+    start, result = speculate.Speculation.__init__, speculate.Speculation.result
+
+    def started(self: speculate.Speculation[object], work: Callable[[], object]) -> None:
+        events.append("started")
+        start(self, work)
+
+    def used(self: speculate.Speculation[object]) -> object:
+        events.append("used")
+        return result(self)
+
+    monkeypatch.setattr(speculate.Speculation, "__init__", started)
+    monkeypatch.setattr(speculate.Speculation, "result", used)
+    return events
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
 @pytest.mark.parametrize("name", EDITS)
 def test_an_edit_gives_the_findings_of_a_run_without_cache(
     name: str,
+    jobs: str,
     tree: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cache = ("--cache-dir", str(tmp_path / "cache"))
+    cache = ("--cache-dir", str(tmp_path / "cache"), "-j", jobs)
     _check(tree, capsys, *cache)
     file, old, new, incremental = EDITS[name]
     _edit(tree / file, old, new)
     full, loads = _full_runs(monkeypatch), _facts_loads(monkeypatch)
+    speculations = _speculations(monkeypatch)
     warm = _check(tree, capsys, *cache)
     assert len(full) == (0 if incremental else 1)
     if incremental:
         assert not loads
+    # With two jobs, the phase 2 of pkg/trainer.py (re-checked last time) starts before its
+    # phase 1 and is used; the payload class's module is not re-checked by phase 2.
+    expected = ["started", "used"] if jobs == "2" and file == "pkg/trainer.py" else []
+    assert speculations == expected
     # The record it left answers the next run alone.
     assert _check(tree, capsys, *cache) == warm
     assert len(full) == (0 if incremental else 1)
