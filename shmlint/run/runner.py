@@ -30,6 +30,7 @@ from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
+from shmlint.run.collector import fewer_collections, tune
 from shmlint.run.encoding import Calls
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 
@@ -59,6 +60,7 @@ def default_jobs() -> int:
 
 def _set_worker(facts: ProjectFacts | None, store: Cache | None) -> None:
     global _worker_facts
+    tune()  # (a forked worker inherits its parent's thresholds; a spawned one does not)
     _worker_facts = facts
     external.keep_in(store)
 
@@ -171,6 +173,19 @@ def check_project(
     ``lazy``: modules with nothing to check per file are parsed only when the facts need
     them (closure.py); ``lazy=False`` parses every module (the reference the tests use).
     ``trace`` (with a cache) is filled for the run record."""
+    with fewer_collections():
+        return _check_project(files, config, jobs, cache, prefilter, lazy, trace)
+
+
+def _check_project(
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    jobs: int,
+    cache: Cache | None,
+    prefilter: bool,
+    lazy: bool,
+    trace: RunTrace | None,
+) -> tuple[ProjectFacts, list[FileResult]]:
     contents = _read_all(files)
     firsts: list[FirstPass | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)
@@ -460,6 +475,19 @@ def check_files(
     """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order.
     ``earlier``: the cache of phase 2 against other facts (the last run's), whose result for
     the same bytes stands when the facts answer its logged lookups the same."""
+    with fewer_collections():
+        return _check_files(files, config, jobs, cache, prefilter, facts, earlier)
+
+
+def _check_files(
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    jobs: int,
+    cache: Cache | None,
+    prefilter: bool,
+    facts: ProjectFacts | None,
+    earlier: Cache | None,
+) -> list[FileResult]:
     results: list[FileResult | None] = [None] * len(files)
     todo: list[tuple[int, str, bytes, str | None]] = []  # (index, display, data, cache key)
     reuse = _Reuse(earlier, facts) if earlier is not None and facts is not None else None
