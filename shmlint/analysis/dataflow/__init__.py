@@ -25,6 +25,9 @@ __all__ = ["RawFinding", "analyze_module"]
 # only if it can make compiled-graph handles or object refs (whose await is a read) at all.
 _HANDLE_WORDS = ("experimental_compile", "CompiledDAG", "execute_async", ".remote(", "ObjectRef")
 _FACT_ROUNDS = 3
+# The last round of the pre-pass, with findings kept, stands for the reporting pass (tests turn
+# it off to compare with a pass of its own).
+_FUSE_LAST_ROUND = True
 
 
 def analyze_module(
@@ -45,19 +48,30 @@ def analyze_module(
     collect_annotations(tree, ctx.facts)
     needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
     if needs_facts:
-        ctx.reporting = False
+        ctx.reporting = _FUSE_LAST_ROUND
         for _ in range(_FACT_ROUNDS):
             # Another round only if this one read a fact that grew later in it: else the
             # next would read what this one read, and do (and record) just what it did.
             ctx.facts.begin_round()
+            ctx.findings.clear()
             FunctionAnalysis(ctx, tree, module_scope).run()
             if not ctx.facts.stale:
+                if _FUSE_LAST_ROUND:
+                    # Every read of this round saw the facts as they end it: the reporting
+                    # pass would analyse the bodies it keeps (a subset) just as this round
+                    # did, so this round's findings are that pass's.
+                    return _sorted(ctx)
                 break
+        ctx.findings.clear()
         ctx.reporting = True
     if text is not None:
         extra = project.facts.gate_words(project.module) if project is not None else frozenset()
         ctx.gate = Gate(text, options, extra)
     FunctionAnalysis(ctx, tree, module_scope).run()
+    return _sorted(ctx)
+
+
+def _sorted(ctx: ModuleContext) -> list[RawFinding]:
     return sorted(
         ctx.findings.values(),
         key=lambda f: (f.site.line, f.site.col, f.code, f.label.site.line, f.message),
