@@ -40,6 +40,9 @@ class ClassResolver:
             for s in summaries
         }
         self.in_progress: set[str] = set()
+        # Each summary's imports as a dict, by the summary's identity (the summary is kept
+        # with it, so the identity is never another's).
+        self._imports: dict[int, tuple[ModuleSummary, dict[str, str]]] = {}
 
     def resolve_all(self) -> None:
         for name in list(self.infos):  # installed classes are added while resolving
@@ -53,7 +56,10 @@ class ClassResolver:
         """The qualified name of ``dotted`` in ``summary``'s module, None when it is neither
         imported nor defined there."""
         head, _, rest = dotted.partition(".")
-        target = dict(summary.imports).get(head)
+        known = self._imports.get(id(summary))
+        if known is None:
+            known = self._imports[id(summary)] = (summary, dict(summary.imports))
+        target = known[1].get(head)
         if target is not None:
             return self.facts.canonical(f"{target}.{rest}" if rest else target)
         if head in self.locals.get(summary.module, ()):

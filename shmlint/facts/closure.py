@@ -13,7 +13,7 @@ following the names in waves loads what following them one by one loads.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 
 from shmlint.basics.names import dotted_name
 from shmlint.facts.summary import ModuleSummary
@@ -73,6 +73,17 @@ def used_names(summary: ModuleSummary, questions: Iterable[str] = ()) -> set[str
     return names
 
 
+def _deferred_prefixes(parts: list[str], deferred: Container[str]) -> list[tuple[int, str]]:
+    """The deferred modules a dotted name runs through: (how many parts, module name)."""
+    found = []
+    module = ""
+    for cut, part in enumerate(parts, 1):
+        module = f"{module}.{part}" if module else part
+        if module in deferred:
+            found.append((cut, module))
+    return found
+
+
 def close(
     names: Iterable[str],
     deferred: dict[str, Callable[[], list[ModuleSummary]]],
@@ -102,21 +113,17 @@ def close(
         if name in seen:
             continue
         parts = name.split(".")
+        through = _deferred_prefixes(parts, deferred)
         if prefetch is not None:
             missing = {
-                module
-                for module in (".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
-                if module in deferred and module not in loaded and module not in fetched
+                module for _, module in through if module not in loaded and module not in fetched
             }
             if missing:
                 wanted |= missing
                 waiting.append(name)
                 continue
         seen.add(name)
-        for cut in range(1, len(parts) + 1):
-            module = ".".join(parts[:cut])
-            if module not in deferred:
-                continue
+        for cut, module in through:
             if module not in loaded:
                 loaded[module] = deferred[module]()
             if cut == len(parts):

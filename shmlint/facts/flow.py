@@ -48,19 +48,34 @@ def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> None
             slot = _parameter_slot(facts, params_of, call.callee, call.arg, call.bound)
             if slot is not None:
                 edges.append((slot, frozenset(call.kinds), call.origins))
+    # The least fixpoint, by a worklist: an edge is evaluated again only when one of its
+    # origins grew (most edges carry only origins that never get a kind). What an origin
+    # holds is looked up by its canonical slot, as ``facts.kinds`` does.
     kinds = facts.slot_kinds
-    for _ in range(_MAX_ROUNDS):
-        changed = False
-        for target, own, origins in edges:
-            new = set(own)
-            for origin in origins:
-                new |= facts.kinds(origin)
-            old = kinds.get(target, frozenset())
-            if not new <= old:
-                kinds[target] = old | new
-                changed = True
-        if not changed:
-            break
+    readers: dict[str, list[int]] = {}
+    sources: list[tuple[str, ...]] = []
+    for index, (_, _, origins) in enumerate(edges):
+        canonical = tuple(_canonical_slot(facts, origin) for origin in origins)
+        sources.append(canonical)
+        for origin in canonical:
+            readers.setdefault(origin, []).append(index)
+    todo = [index for index, (_, own, _) in enumerate(edges) if own]
+    todo.reverse()
+    while todo:
+        index = todo.pop()
+        target, own, _ = edges[index]
+        new = set(own)
+        for origin in sources[index]:
+            new |= kinds.get(origin, frozenset())
+        old = kinds.get(target, frozenset())
+        if not new <= old:
+            kinds[target] = old | new
+            todo.extend(reversed(readers.get(target, ())))  # the edges that read this key
+
+
+def _canonical_slot(facts: ProjectFacts, slot: str) -> str:
+    """The key ``facts.kinds`` looks a slot up by (``ret:`` names canonicalised)."""
+    return "ret:" + facts.canonical(slot[4:]) if slot.startswith("ret:") else slot
 
 
 def propagate_reads(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:

@@ -122,6 +122,10 @@ class ProjectFacts:
     )
     # Not copied by dataclasses.replace (init=False): facts with other tables digest anew.
     _digest: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    # The module-level readers by last name (call_evidence asks it of every file).
+    _by_last: dict[bytes, list[tuple[int, str]]] | None = dataclasses.field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     # --- lookups ---------------------------------------------------------------------------------
 
@@ -329,12 +333,14 @@ class ProjectFacts:
         spelled = frozenset(word for word in self.reader_words() if word in data)
         if not spelled:
             return spelled, ()
-        readers = [
-            name
-            for name in self.returned_reads
-            if name.rpartition(".")[0] not in self.classes
-            and name.rpartition(".")[2].encode() in spelled
-        ]
+        if self._by_last is None:
+            self._by_last = {}
+            for index, name in enumerate(self.returned_reads):
+                owner, _, last = name.rpartition(".")
+                if owner not in self.classes:
+                    self._by_last.setdefault(last.encode(), []).append((index, name))
+        found = sorted(entry for word in spelled for entry in self._by_last.get(word, ()))
+        readers = [name for _, name in found]  # in the table's order
         needles: list[bytes] = []
         for local, target in imports:
             base = self.canonical(target)

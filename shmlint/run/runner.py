@@ -217,7 +217,7 @@ def _check_project(
         # (Facts merged anew, though the run's keys are the same: an installed package changed.)
         plan = cache.get_plan(plan_key) if served and cache and plan_key else None
         if plan is None:
-            plan = _plan(firsts, contents, facts, modules)
+            plan = _plan(firsts, contents, facts, modules, digest=cache is not None)
             if cache is not None and plan_key is not None:
                 cache.put_plan(plan_key, plan)
     second, facts_digest, calls = plan
@@ -274,10 +274,12 @@ def _plan(
     contents: list[bytes | None],
     facts: ProjectFacts,
     modules: _Deferred,
+    *,
+    digest: bool = True,
 ) -> tuple[list[int], str, list[Calls | None]]:
-    """The files phase 2 re-checks, the digest of the facts, and each file's call evidence
-    (``FirstPass.second_pass``); the deferred files spelling a reader's name get their
-    summaries (in ``firsts``) first."""
+    """The files phase 2 re-checks, the digest of the facts (empty without ``digest``: only
+    a cache keys by it), and each file's call evidence (``FirstPass.second_pass``); the
+    deferred files spelling a reader's name get their summaries (in ``firsts``) first."""
     calling = modules.callers(facts)
     for index, summary in zip(calling, modules.load_all(calling), strict=True):
         item = firsts[index]
@@ -294,7 +296,7 @@ def _plan(
         if needed:
             second.append(index)
         calls.append(evidence)
-    return second, facts.digest(), calls
+    return second, facts.digest() if digest else "", calls
 
 
 def _run_digest(keys: list[str | None]) -> str:
