@@ -261,13 +261,16 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 scope = self.ctx.scope(node, self.scope)
                 FunctionAnalysis(self.ctx, node, scope, None, state.vars).run()
             return EMPTY
+        # What the function object holds: the tainted values it captures (an untainted one,
+        # say an array annotated `np.ndarray`, holds no read's buffer: it must not rate the
+        # closure, and whether the body is analysed must not change the value).
         loaded = {
             sub.id
             for sub in ast.walk(node)
             if isinstance(sub, ast.Name)
             and isinstance(sub.ctx, ast.Load)
             and sub.id in state.vars
-            and (analyse or state.vars[sub.id].labels)
+            and state.vars[sub.id].labels
         }
         if not analyse and not loaded:
             return EMPTY  # reads nothing, captures nothing tainted: no Scope needed
