@@ -191,7 +191,7 @@ def own_view(
     summary = summarize_syntax(tree, module, path, is_package, scope)
     options = config.options
     facts = merge([summary], TypeTables.for_options(options), options.external_types)
-    return summary, ProjectView(facts, module, is_package, recorder, questions)
+    return summary, ProjectView(facts, module, is_package, recorder, questions, alone=True)
 
 
 def analyze_tree(

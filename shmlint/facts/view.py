@@ -22,11 +22,16 @@ class ProjectView:
         is_package: bool,
         recorder: Recorder | None = None,
         deps: set[str] | None = None,
+        *,
+        alone: bool = False,
     ) -> None:
         self.facts = facts
         self.module = module
         self.is_package = is_package
         self.recorder = recorder
+        # The module's own facts only (a per-file run, phase 1): no flows merged, so no slot
+        # of the project holds a handle.
+        self.alone = alone
         # Phase 1: every question asked of the facts (see ProjectFacts.answer). A file whose
         # questions get the same answers from the project's facts as from its own needs no
         # second analysis.

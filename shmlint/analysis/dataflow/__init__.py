@@ -13,6 +13,7 @@ from shmlint.analysis.dataflow.context import ModuleContext, RawFinding
 from shmlint.analysis.dataflow.facts import collect_annotations
 from shmlint.analysis.dataflow.function import FunctionAnalysis
 from shmlint.analysis.dataflow.gate import Gate
+from shmlint.analysis.dataflow.quiet import Quiet
 from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
 
@@ -28,6 +29,8 @@ _FACT_ROUNDS = 3
 # The last round of the pre-pass, with findings kept, stands for the reporting pass (tests turn
 # it off to compare with a pass of its own).
 _FUSE_LAST_ROUND = True
+# Rounds skip the bodies no handle can reach (quiet.py; tests turn it off to compare).
+_SKIP_QUIET = True
 
 
 def analyze_module(
@@ -47,14 +50,30 @@ def analyze_module(
         module_scope = Scope(tree, None, walrus=walrus_lines(text))
     collect_annotations(tree, ctx.facts)
     needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
+    gate = None
+    if text is not None:
+        extra = project.facts.gate_words(project.module) if project is not None else frozenset()
+        gate = Gate(text, options, extra)
     if needs_facts:
         ctx.reporting = _FUSE_LAST_ROUND
+        ctx.pre_pass = True
+        ctx.gate = gate
+        # Only a module on its own skips: phase 1 records every body's flows, and in phase 2
+        # the project's facts may hand any body a handle through a parameter.
+        alone = project is None or project.alone
+        if text is not None and _SKIP_QUIET and ctx.ref_regex is None and not ctx.recording:
+            if alone:
+                ctx.quiet = Quiet(text, module_scope.imports)
         for _ in range(_FACT_ROUNDS):
-            # Another round only if this one read a fact that grew later in it: else the
-            # next would read what this one read, and do (and record) just what it did.
+            # Another round only if this one read a fact that grew later in it (or skipped a
+            # body that may now see a handle): else the next would read what this one read,
+            # and do (and record) just what it did.
             ctx.facts.begin_round()
             ctx.findings.clear()
+            ctx.skipped.clear()
             FunctionAnalysis(ctx, tree, module_scope).run()
+            if not ctx.facts.stale and ctx.quiet is not None and ctx.skipped_reachable():
+                ctx.facts.stale = True
             if not ctx.facts.stale:
                 if _FUSE_LAST_ROUND:
                     # Every read of this round saw the facts as they end it: the reporting
@@ -64,9 +83,8 @@ def analyze_module(
                 break
         ctx.findings.clear()
         ctx.reporting = True
-    if text is not None:
-        extra = project.facts.gate_words(project.module) if project is not None else frozenset()
-        ctx.gate = Gate(text, options, extra)
+        ctx.pre_pass = False
+    ctx.gate = gate
     FunctionAnalysis(ctx, tree, module_scope).run()
     return _sorted(ctx)
 

@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from shmlint.analysis.dataflow.gate import Gate
+from shmlint.analysis.dataflow.quiet import Quiet
 from shmlint.analysis.dataflow.values import Label, Site, State, Value
 from shmlint.basics.names import Scope, ScopeNode
 from shmlint.basics.options import Options
@@ -104,9 +105,14 @@ class ModuleContext:
         self.project = project
         self.ref_regex: re.Pattern[str] | None = options.ref_name_regex()
         self.facts = Facts()
-        self.reporting = True  # False during the facts pre-pass
+        self.reporting = True  # False during the facts pre-pass (unless its rounds report)
+        self.pre_pass = False  # a round of the facts pre-pass is running
         # Which bodies may make a read (None: analyse every body); see gate.py.
         self.gate: Gate | None = None
+        # Which bodies a handle may reach (None: every body, in a round); see quiet.py. The
+        # bodies a round skipped, with the enclosing scope's names holding a handle then.
+        self.quiet: Quiet | None = None
+        self.skipped: list[tuple[ast.AST, tuple[str, ...]]] = []
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
         self._labels: dict[int, Label] = {}
         # What depends on the tree alone, kept across the passes over it (by node id: the
@@ -147,14 +153,40 @@ class ModuleContext:
         passes add nothing twice)."""
         return self.project is not None and self.project.recorder is not None
 
-    def should_analyse(self, body: ast.AST) -> bool:
-        """False for a body the reporting pass may skip: it cannot make a read. Phase 1 also
-        needs class bodies and constructors (what they store on ``self`` is a project fact)."""
-        if not self.reporting or self.gate is None or self.gate.may_read(body):
+    def should_analyse(self, body: ast.AST, outer: tuple[str, ...] = ()) -> bool:
+        """False for a body this pass may skip. The reporting pass skips a body that cannot
+        make a read (phase 1 also needs class bodies and constructors: what they store on
+        ``self`` is a project fact); a round of the pre-pass, one that moreover no handle can
+        reach (quiet.py; ``outer``: the enclosing scope's variables holding one)."""
+        if self.pre_pass:
+            if self.quiet is None or self.gate is None or self.gate.may_read(body):
+                return True
+            if self.quiet.reachable(body, self.handle_names(outer)):
+                return True
+            self.skipped.append((body, outer))
+            return False
+        if self.gate is None or self.gate.may_read(body):
             return True
         if not self.recording:
             return False
         return isinstance(body, ast.ClassDef) or getattr(body, "name", "") == "__init__"
+
+    def handle_names(self, outer: tuple[str, ...] = ()) -> list[str]:
+        """The names through which this module's facts give a body a handle now: attributes
+        (``self.<attr>``), functions and methods (their calls), module variables."""
+        facts = self.facts
+        names = [key.rpartition(".")[2] for key in facts.attr_kinds]
+        names += [key.rpartition(".")[2] for key in facts.return_kinds]
+        names += facts.module_kinds
+        return names + list(outer)
+
+    def skipped_reachable(self) -> bool:
+        """True when a body this round skipped may now see a handle (a name it spells got one
+        after its turn): the round must be repeated, as for a fact read before it grew."""
+        assert self.quiet is not None
+        return any(
+            self.quiet.reachable(body, self.handle_names(outer)) for body, outer in self.skipped
+        )
 
     def is_ref_name(self, name: str) -> bool:
         """True when the configured ``ref-name-pattern`` marks ``name`` as holding refs."""

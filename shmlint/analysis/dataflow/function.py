@@ -254,7 +254,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         self, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, state: State
     ) -> Value:
         """A function object: analysed on its own, tainted by the values it captures."""
-        analyse = self.ctx.should_analyse(node)
+        analyse = self.ctx.should_analyse(node, state.holding_handles())
         if not any(value.labels for value in state.vars.values()):
             # Nothing tainted to capture: only the function's own reads matter.
             if analyse:

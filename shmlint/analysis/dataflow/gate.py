@@ -47,25 +47,35 @@ class Gate:
         # A name the text does not hold cannot start a match: a substring test (C memmem)
         # skips its scan (phase 2 passes every reader of the project, hundreds on Ray's tree).
         present = [name for name in names if name in text]
-        starts = sorted(
+        starts = [
             match.start()
             for pattern in [_AWAIT, *map(_call_of, present)]
             for match in pattern.finditer(text)
-        )
-        lines: list[int] = []
-        line, position = 1, 0
-        for start in starts:
-            line += text.count("\n", position, start)
-            position = start
-            if not lines or lines[-1] != line:
-                lines.append(line)
-        self._lines = lines
+        ]
+        self._lines = lines_at(text, starts)
 
     def may_read(self, node: ast.AST) -> bool:
         """True when a line of ``node`` (decorators included) may spell a read."""
-        first = min(
-            [getattr(node, "lineno", 1)] + [d.lineno for d in getattr(node, "decorator_list", ())]
-        )
-        last = getattr(node, "end_lineno", None) or first
-        index = bisect.bisect_left(self._lines, first)
-        return index < len(self._lines) and self._lines[index] <= last
+        return spans_any(self._lines, node)
+
+
+def lines_at(text: str, starts: list[int]) -> list[int]:
+    """The sorted numbers of the lines holding these offsets of ``text`` (each once)."""
+    lines: list[int] = []
+    line, position = 1, 0
+    for start in sorted(starts):
+        line += text.count("\n", position, start)
+        position = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def spans_any(lines: list[int], node: ast.AST) -> bool:
+    """True when one of the sorted ``lines`` lies within ``node`` (decorators included)."""
+    first = min(
+        [getattr(node, "lineno", 1)] + [d.lineno for d in getattr(node, "decorator_list", ())]
+    )
+    last = getattr(node, "end_lineno", None) or first
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last

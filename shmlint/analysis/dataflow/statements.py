@@ -288,7 +288,7 @@ class StatementMixin(AnalysisBase):
         """A class body is analysed on its own: its assignments are class variables (SHM106)."""
         for expr in [*node.decorator_list, *node.bases]:
             self.value(expr, state)
-        if self.ctx.should_analyse(node):
+        if self.ctx.should_analyse(node, state.holding_handles()):
             scope = self.ctx.scope(node, self.scope)
             type(self)(self.ctx, node, scope, node.name, state.vars).run()
         state.vars.pop(node.name, None)

@@ -165,6 +165,10 @@ class State:
         """An independent copy, for analysing one branch."""
         return State(dict(self.vars), dict(self.bound_at), set(self.reported), self.dead)
 
+    def holding_handles(self) -> tuple[str, ...]:
+        """The variables that hold a handle (what a nested body starts with)."""
+        return tuple(name for name, value in self.vars.items() if value.kinds)
+
     def live_labels(self) -> set[Label]:
         """Every label some variable may still hold."""
         live: set[Label] = set()

@@ -1,0 +1,90 @@
+"""Which bodies a round of the facts pre-pass may skip: those no Ray handle can reach.
+
+A round exists to learn which attributes, functions and module variables hold Ray handles
+(compiled graphs, refs, futures, queues). A handle enters a body only through a name the body
+spells: a call that makes one (``.remote(``, ``.bind(``, ``experimental_compile``, a Ray queue,
+``asyncio.to_thread``, ``run_in_executor``), an annotation naming one (``ObjectRef``,
+``CompiledDAG``), a fact of the module known to hold one (``self.<attr>``, a function's or
+method's result, a module variable), or a variable of the enclosing scope holding one. A
+body that spells none of these, and no read (the gate, shmlint.analysis.dataflow.gate),
+analyses to nothing in a round: no handle, no fact, no read, no finding. So a round skips
+it, and checks it again against the facts the round ends with: if the body now spells a name
+that got a handle after its turn, the round is repeated, as a round that read a fact before
+it grew is — the rounds compute exactly what analysing every body computes. Substrings count
+(``remote`` in ``remote_path``): a body kept needlessly costs time, never a finding.
+
+Only a module analysed on its own (a per-file run: the flake8 plugin, ``--per-file``) skips.
+Phase 1 records every body's flows of parameters, which the merge needs whether or not a
+handle reached the body yet; in phase 2 the project's facts may hand a body a handle through
+a parameter, an attribute or a call, which its text need not spell (measured on the ray
+wheel, skipping there saved almost nothing: the modules phase 2 re-checks are those full of
+handles).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from shmlint.analysis.dataflow.gate import lines_at, spans_any
+from shmlint.basics import catalog
+
+
+def _last(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(name.rpartition(".")[2] for name in names)
+
+
+def _shortest(words: frozenset[str]) -> frozenset[str]:
+    """The words no other one is part of (`ObjectRef` finds `ObjectRefGenerator` too)."""
+    return frozenset(w for w in words if not any(o != w and o in w for o in words))
+
+
+# The spellings of what makes a handle (catalog tables, by their last component).
+HANDLE_WORDS = _shortest(
+    catalog.REMOTE_METHODS
+    | catalog.BIND_METHODS
+    | catalog.COMPILE_METHODS
+    | catalog.COMPILED_DAG_TYPES
+    | catalog.COMPILED_REF_TYPES
+    | catalog.PLAIN_REF_TYPES
+    | catalog.EXECUTOR_METHODS
+    | _last(catalog.RAY_QUEUES)
+    | _last(catalog.TO_THREAD_CALLS)
+)
+# Handle makers matched by qualified name: an import may rename them (`import Queue as Q`).
+_RENAMEABLE = _last(catalog.RAY_QUEUES) | _last(catalog.TO_THREAD_CALLS)
+
+
+class Quiet:
+    """Answers "may a handle reach this body?" from the lines that spell a way in."""
+
+    def __init__(self, text: str, imports: dict[str, str]) -> None:
+        self._text = text
+        words = set(HANDLE_WORDS)
+        words |= {local for local, target in imports.items() if _last([target]) & _RENAMEABLE}
+        self._fixed = self._lines(words)
+        self._by_word: dict[str, list[int]] = {}
+
+    def _lines(self, words: Iterable[str]) -> list[int]:
+        """The sorted numbers of the lines that spell any of ``words``."""
+        text = self._text
+        starts: list[int] = []
+        for word in words:
+            start = text.find(word) if word else -1
+            while start != -1:
+                starts.append(start)
+                start = text.find(word, start + len(word))
+        return lines_at(text, starts)
+
+    def _word(self, word: str) -> list[int]:
+        lines = self._by_word.get(word)
+        if lines is None:
+            lines = self._by_word[word] = self._lines([word])
+        return lines
+
+    def reachable(self, body: ast.AST, names: Iterable[str]) -> bool:
+        """True when a line of ``body`` spells a way in: a handle word, or one of ``names``
+        (the module's facts and the enclosing scope's variables that hold a handle now)."""
+        if spans_any(self._fixed, body):
+            return True
+        return any(spans_any(self._word(name), body) for name in names)
