@@ -429,7 +429,10 @@ class ExpressionMixin(AnalysisBase):
                         )
                     )
             # A project callee's result holds what it returns (its `ret:` slot), not the
-            # handles passed to it (a wrapper built from refs is not a ref).
+            # handles passed to it (a wrapper built from refs is not a ref). Phase 2 adds
+            # the handles that slot holds project-wide: asked here (the module's own facts
+            # know none), so the plan re-checks this file when the project knows some.
+            project.kinds(f"ret:{callee}")
             origins = frozenset({f"ret:{callee}"})
             return Value(
                 result.labels,
