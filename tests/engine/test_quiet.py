@@ -345,3 +345,34 @@ def test_every_handle_word_has_its_case() -> None:
     from shmlint.analysis.dataflow.quiet import HANDLE_WORDS
 
     assert set(HANDLE_WORDS) == set(_WAYS)
+
+
+@pytest.mark.parametrize(
+    "text,imports,makes",
+    [
+        ("x = f.remote(1)", {}, True),
+        ("x = f.remote (\n    1)", {}, True),  # a call may break before its parenthesis
+        ("path = self.remote_path", {}, False),
+        ("def f(r: ObjectRef): ...", {}, True),
+        ("g: 'CompiledDAG'", {}, True),
+        ("dag = graph.experimental_compile()", {}, True),
+        ("import queue\nq = queue.Queue()", {}, False),  # the standard library's queue
+        ("from ray.util.queue import Queue\nq = Queue()", {"Queue": "ray.util.queue.Queue"}, True),
+        (
+            "from ray.util.queue import Queue as Inbox\nq = Inbox()",
+            {"Inbox": "ray.util.queue.Queue"},
+            True,
+        ),
+        ("sock.bind(('', 0))", {}, False),  # no remote function or actor to bind
+        ("@ray.remote\nclass A: ...\nnode = a.step.bind(inp)", {}, True),
+        ("await asyncio.to_thread(compute, 1)", {}, False),  # not `ray.get`
+        ("await asyncio.to_thread(ray.get, ref)", {}, True),
+        ("loop.run_in_executor(None, ray.get, ref)", {}, True),
+    ],
+)
+def test_what_makes_a_module_run_the_facts_pre_pass(
+    text: str, imports: dict[str, str], makes: bool
+) -> None:
+    from shmlint.analysis.dataflow.quiet import makes_handles
+
+    assert makes_handles(text, imports) is makes

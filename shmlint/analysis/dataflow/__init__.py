@@ -13,7 +13,7 @@ from shmlint.analysis.dataflow.context import ModuleContext, RawFinding
 from shmlint.analysis.dataflow.facts import collect_annotations
 from shmlint.analysis.dataflow.function import FunctionAnalysis
 from shmlint.analysis.dataflow.gate import Gate
-from shmlint.analysis.dataflow.quiet import Quiet
+from shmlint.analysis.dataflow.quiet import Quiet, makes_handles
 from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
 
@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["RawFinding", "analyze_module"]
 
 # A module needs the facts pre-pass (handles stored on attributes or returned by functions)
-# only if it can make compiled-graph handles or object refs (whose await is a read) at all.
-_HANDLE_WORDS = ("experimental_compile", "CompiledDAG", "execute_async", ".remote(", "ObjectRef")
+# only if it can make a handle itself (quiet.HANDLE_WORDS: compiled graphs, refs, queues,
+# threaded reads, and their renamed imports), or runs a compiled graph asynchronously.
+_ASYNC_WORDS = ("execute_async",)
 _FACT_ROUNDS = 3
 # The last round of the pre-pass, with findings kept, stands for the reporting pass (tests turn
 # it off to compare with a pass of its own).
@@ -49,7 +50,12 @@ def analyze_module(
     if module_scope is None:
         module_scope = Scope(tree, None, walrus=walrus_lines(text))
     collect_annotations(tree, ctx.facts)
-    needs_facts = ctx.ref_regex is not None or text is None or any(w in text for w in _HANDLE_WORDS)
+    needs_facts = (
+        ctx.ref_regex is not None
+        or text is None
+        or any(word in text for word in _ASYNC_WORDS)
+        or makes_handles(text, module_scope.imports)
+    )
     gate = None
     if text is not None:
         extra = project.facts.gate_words(project.module) if project is not None else frozenset()

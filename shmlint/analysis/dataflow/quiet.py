@@ -24,6 +24,7 @@ handles).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from shmlint.analysis.dataflow.gate import lines_at, spans_any
@@ -55,14 +56,52 @@ HANDLE_WORDS = _shortest(
 _RENAMEABLE = _last(catalog.RAY_QUEUES) | _last(catalog.TO_THREAD_CALLS)
 
 
+def _entry_words(imports: dict[str, str]) -> set[str]:
+    """The handle words, and the names the module's imports give the renameable ones."""
+    words = set(HANDLE_WORDS)
+    words |= {local for local, target in imports.items() if _last([target]) & _RENAMEABLE}
+    return words
+
+
+# How a handle maker is spelled where it makes one: a call of a maker, or a type's name.
+_CALLED = frozenset(HANDLE_WORDS - catalog.COMPILED_DAG_TYPES - catalog.PLAIN_REF_TYPES)
+# What else a module must spell for a maker's call to make a handle from its own facts (a
+# per-file run, phase 1): `.bind()` binds a remote function or actor method only if the module
+# defines one (`ray.remote`); a queue is Ray's when it comes from `ray.util.queue`; a threaded
+# read passes `ray.get` itself as an argument.
+_GET_PASSED = re.compile(r"get\s*[,)]")
+_ALSO: dict[str, tuple[str | re.Pattern[str], ...]] = {
+    "bind": ("remote",),
+    "Queue": ("util", "queue"),
+    "to_thread": (_GET_PASSED,),
+    "run_in_executor": (_GET_PASSED,),
+}
+
+
+def makes_handles(text: str, imports: dict[str, str]) -> bool:
+    """The module may make a handle from its own facts: it names a handle type, or calls a
+    handle maker (or an import's name for one) and spells what that call needs. A call may
+    break before its parenthesis: `f.remote (` counts."""
+    for local in _entry_words(imports):
+        if local not in text:
+            continue
+        word = local if local in HANDLE_WORDS else next(iter(_RENAMEABLE & _last([imports[local]])))
+        if word not in _CALLED:
+            return True  # a type's name: any spelling
+        if re.search(rf"\b{re.escape(local)}\s*\(", text) is None:
+            continue
+        also = _ALSO.get(word, ())
+        if all(p in text if isinstance(p, str) else p.search(text) for p in also):
+            return True
+    return False
+
+
 class Quiet:
     """Answers "may a handle reach this body?" from the lines that spell a way in."""
 
     def __init__(self, text: str, imports: dict[str, str]) -> None:
         self._text = text
-        words = set(HANDLE_WORDS)
-        words |= {local for local, target in imports.items() if _last([target]) & _RENAMEABLE}
-        self._fixed = self._lines(words)
+        self._fixed = self._lines(_entry_words(imports))
         self._by_word: dict[str, list[int]] = {}
 
     def _lines(self, words: Iterable[str]) -> list[int]:
