@@ -366,11 +366,19 @@ def incomplete_helpers(
     """
     read_only_lines = None
     if text is not None:
-        read_only_lines = [
-            number
-            for number, line in enumerate(text.split("\n"), start=1)
-            if any(word in line for word in _READ_ONLY_CHECKS)
-        ]
+        names = (*catalog.HELPER_NAMES, *options.extend_sanitizers)
+        spelled = [word for word in _READ_ONLY_CHECKS if word in text]
+        if not spelled and not any(name.rpartition(".")[2] in text for name in names):
+            return []  # no function here is named as a helper or checks for read-only arrays
+        read_only_lines = (
+            [
+                number
+                for number, line in enumerate(text.split("\n"), start=1)
+                if any(word in line for word in spelled)
+            ]
+            if spelled
+            else []
+        )
     misses: list[Miss] = []
     for node in statements(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

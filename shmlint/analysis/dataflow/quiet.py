@@ -78,6 +78,17 @@ _ALSO: dict[str, tuple[str | re.Pattern[str], ...]] = {
 }
 
 
+def _called(text: str, word: str) -> bool:
+    """``word(`` (or ``word (``...) as a name of its own, not the end of a longer one. A
+    pattern starting with its literal is searched fast; the character before is checked by
+    hand (a leading ``\\b`` makes the engine try every position)."""
+    for match in re.finditer(rf"{re.escape(word)}\s*\(", text):
+        start = match.start()
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+            return True
+    return False
+
+
 def makes_handles(text: str, imports: dict[str, str]) -> bool:
     """The module may make a handle from its own facts: it names a handle type, or calls a
     handle maker (or an import's name for one) and spells what that call needs. A call may
@@ -88,7 +99,7 @@ def makes_handles(text: str, imports: dict[str, str]) -> bool:
         word = local if local in HANDLE_WORDS else next(iter(_RENAMEABLE & _last([imports[local]])))
         if word not in _CALLED:
             return True  # a type's name: any spelling
-        if re.search(rf"\b{re.escape(local)}\s*\(", text) is None:
+        if not _called(text, local):
             continue
         also = _ALSO.get(word, ())
         if all(p in text if isinstance(p, str) else p.search(text) for p in also):
