@@ -232,6 +232,8 @@ def analyze_with_view(
         if is_suppressed(line_text, raw.code):
             continue
         findings.append(_finding(raw, lines, path, config))
+    if not findings:
+        return findings  # (the path below resolves the file's directories: syscalls)
     findings.sort(key=Finding.sort_key)
     prints = fingerprints(findings, lines, project_path(path, config))
     return [dataclasses.replace(f, fingerprint=p) for f, p in zip(findings, prints)]
