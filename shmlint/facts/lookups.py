@@ -42,6 +42,8 @@ TABLES = (
     "actor_methods",
 )
 _ABSENT = object()
+# The tables that are sets: a lookup finds membership (logged as ``True``).
+_MEMBERS = frozenset({"functions", "remote"})
 
 
 class LookupLog:
@@ -72,8 +74,9 @@ def shared_json(facts: ProjectFacts) -> dict[str, Any]:
 class _Watch:
     """A table seen through a log: lookups by key are recorded, anything else spoils it."""
 
-    def __init__(self, table: Any, seen: dict[str, Any], log: LookupLog) -> None:
+    def __init__(self, table: Any, seen: dict[str, Any], log: LookupLog, members: bool) -> None:
         self._table, self._seen, self._log = table, seen, log
+        self._members = members  # a set (functions, remote): membership is what is found
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self._table.get(key, _ABSENT)
@@ -85,8 +88,8 @@ class _Watch:
         if isinstance(key, str) and key not in self._seen:
             if not found:
                 self._seen[key] = _ABSENT
-            else:  # a set's member, or a mapping's value
-                self._seen[key] = self._table[key] if isinstance(self._table, dict) else True
+            else:  # a set's member, or a mapping's value (the table may be a replay's)
+                self._seen[key] = True if self._members else self._table[key]
         return found
 
     def __getitem__(self, key: str) -> Any:
@@ -115,7 +118,7 @@ def watched(facts: ProjectFacts) -> Iterator[LookupLog]:
     log = LookupLog()
     saved = {table: getattr(facts, table) for table in TABLES}
     for table, value in saved.items():
-        setattr(facts, table, _Watch(value, log.seen[table], log))
+        setattr(facts, table, _Watch(value, log.seen[table], log, table in _MEMBERS))
     try:
         yield log
     finally:

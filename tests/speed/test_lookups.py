@@ -124,3 +124,19 @@ def test_a_log_is_not_answered_the_same_by_changed_facts() -> None:
     facts.aliases[name] = "somewhere.else"
     facts._canonical.clear()
     assert not answers_same(log, facts)
+
+
+def test_replayed_facts_can_be_watched_again() -> None:
+    """A warm run re-checks an edited file against replayed facts with its lookups watched
+    (its new log): a set table's member the old log lacks is looked up in the whole facts,
+    and logged as a member, as the whole facts' would be."""
+    facts = ProjectFacts(functions={"m.f", "m.g"}, remote={"m.g"})
+    with watched(facts) as log:
+        assert facts.is_project_callable("m.f")
+    replay = replayed(json.loads(json.dumps(log.to_json())), _shared(facts), lambda: facts)
+    with watched(replay) as again:
+        assert replay.is_project_callable("m.g")  # not in the first log: loaded
+        assert replay.is_remote("m.g")
+        assert not replay.is_project_callable("m.h")
+    assert loaded(replay)
+    assert answers_same(json.loads(json.dumps(again.to_json())), facts)
