@@ -75,7 +75,7 @@ def analyze_module(
             # body that may now see a handle): else the next would read what this one read,
             # and do (and record) just what it did.
             ctx.facts.begin_round()
-            ctx.findings.clear()
+            ctx.begin_pass()
             ctx.skipped.clear()
             FunctionAnalysis(ctx, tree, module_scope).run()
             if not ctx.facts.stale and ctx.quiet is not None and ctx.skipped_reachable():
@@ -87,7 +87,7 @@ def analyze_module(
                     # did, so this round's findings are that pass's.
                     return _sorted(ctx)
                 break
-        ctx.findings.clear()
+        ctx.begin_pass()
         ctx.reporting = True
         ctx.pre_pass = False
     ctx.gate = gate

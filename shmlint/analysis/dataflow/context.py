@@ -114,7 +114,7 @@ class ModuleContext:
         self.quiet: Quiet | None = None
         self.skipped: list[tuple[ast.AST, tuple[str, ...]]] = []
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
-        self._labels: dict[tuple[object, ...], Label] = {}
+        self._labels: dict[int, Label] = {}
         # What depends on the tree alone, kept across the passes over it (by node id: the
         # tree outlives the context).
         self._scopes: dict[int, Scope] = {}
@@ -139,18 +139,22 @@ class ModuleContext:
         via: str = "",
         payload: Payload = UNKNOWN_PAYLOAD,
     ) -> Label:
-        """The label of a source node as read now (one object, however often the node is
-        evaluated as this same read). A later round may see the node read otherwise — a
-        channel where the first saw only a ref's slot (``needs_ref``), another payload — and
-        gets that read's label: the round reports with what it knows."""
-        key = (id(node), kind, placement, origins, needs_ref, via, payload)
+        """The (one) label of a source node in this pass, however often the node is
+        evaluated (a loop's body twice). Each pass starts afresh (:meth:`begin_pass`): a
+        later round may see the node read otherwise — a channel where the first saw only a
+        ref's slot (``needs_ref``), another payload — and reports with what it knows."""
+        key = id(node)
         label = self._labels.get(key)
         if label is None:
-            label = Label(
-                Site.of(node), kind, id(node), placement, origins, needs_ref, via, payload
-            )
+            label = Label(Site.of(node), kind, key, placement, origins, needs_ref, via, payload)
             self._labels[key] = label
         return label
+
+    def begin_pass(self) -> None:
+        """A round of the pre-pass, or the reporting pass, starts: no finding and no label
+        of an earlier pass stands."""
+        self.findings.clear()
+        self._labels.clear()
 
     @property
     def recording(self) -> bool:
