@@ -61,3 +61,43 @@ def test_lines_match_the_bodies() -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and gate.may_read(node)
     ]
     assert kept == ["a", "b", "c", "d"]
+
+
+# The direct gate: in a module that makes no handle, only `ray.get` itself (however imported)
+# and configured sources read.
+_DIRECT_CASES = {
+    "plain": ("import ray\n\n\ndef f(ref):\n    return ray.get(ref)\n", True),
+    "a dict's get": ("import ray\n\n\ndef f(d):\n    return d.get('k')\n", False),
+    "unimported ray": ("def f(ref):\n    return ray.get(ref)\n", True),
+    "module alias": ("import ray as r\n\n\ndef f(ref):\n    return r.get(ref)\n", True),
+    "submodule alias": (
+        "import ray._private.worker as w\n\n\ndef f(ref):\n    return w.get(ref)\n",
+        True,
+    ),
+    "from import": ("from ray import get\n\n\ndef f(ref):\n    return get(ref)\n", True),
+    "renamed": ("from ray import get as fetch\n\n\ndef f(ref):\n    return fetch(ref)\n", True),
+    "imported in the body": (
+        "def f(ref):\n    import ray as rr\n\n    return rr.get(ref)\n",
+        True,
+    ),
+    "a call broken before its parenthesis": (
+        "import ray\n\n\ndef f(ref):\n    return ray.get(\n        ref)\n",
+        True,
+    ),
+    "configured": ("def f(q):\n    return q.read_item()\n", True),
+    "an await": ("async def f(fut):\n    return await fut\n", False),
+}
+
+
+def test_the_direct_gate_keeps_a_body_that_calls_ray_get_however_imported() -> None:
+    import ast
+
+    from shmlint.analysis.dataflow.gate import DirectGate
+
+    options = Options(extend_sources=frozenset({"pkg.read_item"}))
+    for name, (text, reads) in _DIRECT_CASES.items():
+        tree = ast.parse(text)
+        function = next(
+            n for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef | ast.FunctionDef)
+        )
+        assert DirectGate(text, options, tree).may_read(function) is reads, name

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from shmlint.analysis.dataflow.context import ModuleContext, RawFinding
 from shmlint.analysis.dataflow.facts import collect_annotations
 from shmlint.analysis.dataflow.function import FunctionAnalysis
-from shmlint.analysis.dataflow.gate import Gate
+from shmlint.analysis.dataflow.gate import DirectGate, Gate
 from shmlint.analysis.dataflow.quiet import Quiet, makes_handles
 from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
@@ -56,8 +56,13 @@ def analyze_module(
         or any(word in text for word in _ASYNC_WORDS)
         or makes_handles(text, module_scope.imports)
     )
-    gate = None
-    if text is not None:
+    # A module on its own (a per-file run) that makes no handle holds none anywhere: only
+    # `ray.get` itself and configured sources read there (gate.DirectGate).
+    alone = project is None or project.alone
+    gate: Gate | None = None
+    if text is not None and not needs_facts and alone and not ctx.recording and _SKIP_QUIET:
+        gate = DirectGate(text, options, tree)
+    elif text is not None:
         extra = project.facts.gate_words(project.module) if project is not None else frozenset()
         gate = Gate(text, options, extra)
     if needs_facts:
@@ -66,7 +71,6 @@ def analyze_module(
         ctx.gate = gate
         # Only a module on its own skips: phase 1 records every body's flows, and in phase 2
         # the project's facts may hand any body a handle through a parameter.
-        alone = project is None or project.alone
         if text is not None and _SKIP_QUIET and ctx.ref_regex is None and not ctx.recording:
             if alone:
                 ctx.quiet = Quiet(text, module_scope.imports)

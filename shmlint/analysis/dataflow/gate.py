@@ -17,6 +17,7 @@ import functools
 import re
 
 from shmlint.basics import catalog
+from shmlint.basics.astwalk import statements
 from shmlint.basics.options import Options
 
 # No leading \b: a literal first character lets the regex engine scan fast. Matching inside a
@@ -57,6 +58,65 @@ class Gate:
     def may_read(self, node: ast.AST) -> bool:
         """True when a line of ``node`` (decorators included) may spell a read."""
         return spans_any(self._lines, node)
+
+
+class DirectGate(Gate):
+    """The gate of a module where nothing can hold a handle (a per-file run of a module that
+    makes none: no `.remote(`, compiled graph, ref annotation, Ray queue or threaded read,
+    shmlint.analysis.dataflow.quiet.makes_handles): there only `ray.get` itself and the
+    configured sources read, so a body must spell a call of one. ``ray.get`` is spelled
+    ``<module>.get(`` with a name the module binds to a module it is reached through (or
+    ``ray`` itself, which unbound resolves to Ray), or as a call of a name bound to it."""
+
+    def __init__(self, text: str, options: Options, tree: ast.Module) -> None:
+        modules, functions = _ray_names(tree)
+        calls = {*functions, *(n.rpartition(".")[2] for n in options.extend_sources)}
+        present = [name for name in calls if name in text]
+        starts = [m.start() for name in present for m in _call_of(name).finditer(text)]
+        self._lines = lines_at(text, starts)  # a read on its own
+        self._get_lines = lines_at(text, [m.start() for m in _call_of("get").finditer(text)])
+        starts = []
+        for name in modules:
+            start = text.find(name)
+            while start != -1:
+                starts.append(start)
+                start = text.find(name, start + len(name))
+        self._module_lines = lines_at(text, starts)
+
+    def may_read(self, node: ast.AST) -> bool:
+        if spans_any(self._lines, node):
+            return True
+        return spans_any(self._get_lines, node) and spans_any(self._module_lines, node)
+
+
+# The modules through which `ray.get` is reached by attribute (`ray`, `ray.worker`...).
+_GET_MODULES = frozenset(
+    name.rsplit(".", cut)[0] for name in catalog.RAY_GET for cut in range(1, name.count(".") + 1)
+)
+
+
+def _ray_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """The names the module's imports bind to a module `ray.get` is reached through (and
+    ``ray``, which unbound resolves to Ray), and those bound to `ray.get` itself, as
+    shmlint.basics.names resolves imports (in any scope of the module)."""
+    modules, functions = {"ray"}, set()
+    for node in statements(tree.body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.name if alias.asname else alias.name.split(".")[0]
+                if bound in _GET_MODULES:
+                    modules.add(alias.asname or bound)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "ray":  # names.py: the Ray module, whatever it comes from
+                    modules.add(alias.asname or "ray")
+                elif node.level == 0:
+                    qualified = f"{node.module}.{alias.name}"
+                    if qualified in _GET_MODULES:
+                        modules.add(alias.asname or alias.name)
+                    elif qualified in catalog.RAY_GET:
+                        functions.add(alias.asname or alias.name)
+    return modules, functions
 
 
 def lines_at(text: str, starts: list[int]) -> list[int]:
