@@ -26,8 +26,8 @@ def tune() -> None:
 
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
-    """The batch thresholds inside the block, the caller's restored after it (a library
-    user's process, or the language server, keeps its own)."""
+    """The batch thresholds inside the block (or the decorated function), the caller's
+    restored after it (a library user's process, or the language server, keeps its own)."""
     old = gc.get_threshold()
     if old[0] >= THRESHOLDS[0]:  # already raised (a nested run, or the caller's choice)
         yield

@@ -158,6 +158,7 @@ def gives(item: FirstPass | None, syntax: str = "") -> str:
     return "-"
 
 
+@fewer_collections()
 def check_project(
     files: Sequence[tuple[Path, str]],
     config: Config,
@@ -173,19 +174,6 @@ def check_project(
     ``lazy``: modules with nothing to check per file are parsed only when the facts need
     them (closure.py); ``lazy=False`` parses every module (the reference the tests use).
     ``trace`` (with a cache) is filled for the run record."""
-    with fewer_collections():
-        return _check_project(files, config, jobs, cache, prefilter, lazy, trace)
-
-
-def _check_project(
-    files: Sequence[tuple[Path, str]],
-    config: Config,
-    jobs: int,
-    cache: Cache | None,
-    prefilter: bool,
-    lazy: bool,
-    trace: RunTrace | None,
-) -> tuple[ProjectFacts, list[FileResult]]:
     contents = _read_all(files)
     firsts: list[FirstPass | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)
@@ -464,6 +452,7 @@ def with_external(facts: ProjectFacts, config: Config) -> ProjectFacts:
     return facts
 
 
+@fewer_collections()
 def check_files(
     files: Sequence[tuple[Path, str]],
     config: Config,
@@ -477,19 +466,6 @@ def check_files(
     """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order.
     ``earlier``: the cache of phase 2 against other facts (the last run's), whose result for
     the same bytes stands when the facts answer its logged lookups the same."""
-    with fewer_collections():
-        return _check_files(files, config, jobs, cache, prefilter, facts, earlier)
-
-
-def _check_files(
-    files: Sequence[tuple[Path, str]],
-    config: Config,
-    jobs: int,
-    cache: Cache | None,
-    prefilter: bool,
-    facts: ProjectFacts | None,
-    earlier: Cache | None,
-) -> list[FileResult]:
     results: list[FileResult | None] = [None] * len(files)
     todo: list[tuple[int, str, bytes, str | None]] = []  # (index, display, data, cache key)
     reuse = _Reuse(earlier, facts) if earlier is not None and facts is not None else None

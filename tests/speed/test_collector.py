@@ -26,9 +26,8 @@ def _files() -> list[tuple[Path, str]]:
     return [(path, str(path)) for path in fixture_files()[:6]]
 
 
-def test_a_project_run_raises_them_and_restores_the_callers(
-    default_thresholds: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _seen_while_reading(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int]]:
+    """The thresholds each time a run reads its files, from now on."""
     seen: list[tuple[int, int, int]] = []
     read_all = runner._read_all
 
@@ -37,6 +36,13 @@ def test_a_project_run_raises_them_and_restores_the_callers(
         return read_all(files)
 
     monkeypatch.setattr(runner, "_read_all", spy)
+    return seen
+
+
+def test_a_project_run_raises_them_and_restores_the_callers(
+    default_thresholds: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _seen_while_reading(monkeypatch)
     runner.check_project(_files(), Config(), jobs=1, cache=None)
     assert seen and all(threshold == THRESHOLDS for threshold in seen)  # phase 1 and phase 2
     assert gc.get_threshold() == default_thresholds
@@ -45,14 +51,7 @@ def test_a_project_run_raises_them_and_restores_the_callers(
 def test_a_per_file_run_raises_them_and_restores_the_callers(
     default_thresholds: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen: list[tuple[int, int, int]] = []
-    read_all = runner._read_all
-
-    def spy(files: list[tuple[Path, str]]) -> list[bytes | None]:
-        seen.append(gc.get_threshold())
-        return read_all(files)
-
-    monkeypatch.setattr(runner, "_read_all", spy)
+    seen = _seen_while_reading(monkeypatch)
     runner.check_files(_files(), Config(), jobs=1, cache=None)
     assert seen == [THRESHOLDS]
     assert gc.get_threshold() == default_thresholds
