@@ -8,14 +8,14 @@ import ast
 import dataclasses
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from shmlint.analysis.engine import check_bytes
 from shmlint.basics.config import Config
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, Finding
 from shmlint.fixer import apply_fixes, fixable_findings
-from tests.project.test_generated_projects import _HEADER, _module
+from tests.project.test_generated_projects import _HEADER, _module, budget
 
 WRAP = Config(options=Options(min_confidence=Confidence.MEDIUM))
 IN_PLACE = dataclasses.replace(
@@ -38,7 +38,7 @@ def _fixed(data: bytes, config: Config) -> tuple[bytes, list[Finding], list[Find
 
 
 @pytest.mark.parametrize("config", [WRAP, IN_PLACE], ids=["wrap", "in-place"])
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@budget(60)
 @given(body=_module(0))
 def test_fixing_generated_modules_converges(config: Config, body: str) -> None:
     source = (_HEADER.format(imports="") + body + "\n").encode()
