@@ -88,6 +88,21 @@ def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | No
         return None
 
 
+def deferred_pass(data: bytes, path: str, config: Config) -> FirstPass | None:
+    """Phase 1 of a lazy run for a file that needs no parsing — one with nothing to check
+    per file (its summary is deferred), or that cannot be decoded — as :func:`first_pass`
+    gives it; None for a file to analyse. Cheap: the runner answers these itself, and sends
+    only the others (and their bytes) to the worker pool."""
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
+    if may_contain_source(text, config.options):
+        return None
+    skipped = FileResult(path, (), parsed=False, skipped=True)
+    return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
+
+
 def first_pass(
     data: bytes, path: str, config: Config, *, prefilter: bool = True, lazy: bool = False
 ) -> FirstPass:

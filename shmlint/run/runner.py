@@ -32,7 +32,7 @@ from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.collector import fewer_collections, tune
 from shmlint.run.encoding import Calls
-from shmlint.run.passes import FirstPass, first_pass, syntax_summary
+from shmlint.run.passes import FirstPass, deferred_pass, first_pass, syntax_summary
 
 # Below this many files to analyse (and this much source), starting worker processes costs
 # more than it saves. A pool starts in 15-40 ms and dense code analyses at ~1 ms per KB, so a
@@ -186,6 +186,22 @@ def check_project(
             firsts[index] = cache.get_first_pass(key)
         if firsts[index] is None:
             todo.append(index)
+    if lazy and prefilter and cache is not None:
+        # A deferred module keeps no entry (its phase 1 is a text check): its check is done
+        # here, and its bytes are not sent to a pool, until enough files to analyse turn up to
+        # be worth one — a warm run then starts no pool for the text checks; a cold run finds
+        # them at once, and leaves the rest to the workers, alongside the analysis.
+        analysed: list[int] = []
+        for position, index in enumerate(todo):
+            if len(analysed) >= POOL_THRESHOLD:
+                analysed += todo[position:]
+                break
+            quick = deferred_pass(contents[index] or b"", files[index][1], config)
+            if quick is None:
+                analysed.append(index)
+            else:
+                firsts[index] = quick
+        todo = analysed
     items = [(files[i][1], contents[i] or b"") for i in todo]
     work = functools.partial(_first_chunk, lazy=lazy)
     with _Workers(jobs, cache) as workers:  # phase 1 and the merge's parsing share a pool

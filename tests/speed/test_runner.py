@@ -267,3 +267,36 @@ def test_a_few_heavy_files_get_a_pool(
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Counted)
     assert _json(["-j", "2", "--no-cache", str(package)], capsys) == expected
     assert started[:3] == [1, 1, 1]
+
+
+def test_a_warm_run_checks_deferred_modules_without_a_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deferred module keeps no phase-1 entry (its phase 1 is a text check): a warm project
+    run over many of them and one edited file does those checks in this process, rather than
+    start a pool and send it every deferred module's bytes; the same results either way."""
+    import concurrent.futures
+
+    from shmlint.run.cache import Cache
+    from shmlint.run.runner import check_project
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for index in range(POOL_THRESHOLD + 12):
+        (package / f"plain{index}.py").write_text(f"def f{index}(d):\n    return d.get('k')\n")
+    reader = package / "reader.py"
+    reader.write_text("import ray\n\n\ndef read(ref):\n    return ray.get(ref)\n")
+    files = [(path, str(path)) for path in sorted(package.iterdir())]
+    cache = Cache(tmp_path / "cache", MEDIUM)
+    check_project(files, MEDIUM, jobs=2, cache=cache)  # fills the cache (a pool: many files)
+    reader.write_text(reader.read_text() + "\n\ndef again(ref):\n    return ray.get(ref)\n")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a pool was started for the deferred modules' text checks")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
+    _, warm = check_project(files, MEDIUM, jobs=2, cache=cache)
+    _, cold = check_project(files, MEDIUM, jobs=1, cache=None)
+    assert [r.findings for r in warm] == [r.findings for r in cold]
+    assert sum(len(r.findings) for r in warm) == 2
