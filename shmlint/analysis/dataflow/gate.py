@@ -15,6 +15,7 @@ import ast
 import bisect
 import functools
 import re
+from collections.abc import Iterable
 
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
@@ -75,13 +76,7 @@ class DirectGate(Gate):
         starts = [m.start() for name in present for m in _call_of(name).finditer(text)]
         self._lines = lines_at(text, starts)  # a read on its own
         self._get_lines = lines_at(text, [m.start() for m in _call_of("get").finditer(text)])
-        starts = []
-        for name in modules:
-            start = text.find(name)
-            while start != -1:
-                starts.append(start)
-                start = text.find(name, start + len(name))
-        self._module_lines = lines_at(text, starts)
+        self._module_lines = lines_spelling(text, modules)
 
     def may_read(self, node: ast.AST) -> bool:
         if spans_any(self._lines, node):
@@ -129,6 +124,17 @@ def lines_at(text: str, starts: list[int]) -> list[int]:
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
+
+
+def lines_spelling(text: str, words: Iterable[str]) -> list[int]:
+    """The sorted numbers of the lines that spell any of ``words`` (as substrings)."""
+    starts: list[int] = []
+    for word in words:
+        start = text.find(word) if word else -1
+        while start != -1:
+            starts.append(start)
+            start = text.find(word, start + len(word))
+    return lines_at(text, starts)
 
 
 def spans_any(lines: list[int], node: ast.AST) -> bool:

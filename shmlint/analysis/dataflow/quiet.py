@@ -27,7 +27,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from shmlint.analysis.dataflow.gate import lines_at, spans_any
+from shmlint.analysis.dataflow.gate import lines_spelling, spans_any
 from shmlint.basics import catalog
 
 
@@ -112,24 +112,13 @@ class Quiet:
 
     def __init__(self, text: str, imports: dict[str, str]) -> None:
         self._text = text
-        self._fixed = self._lines(_entry_words(imports))
+        self._fixed = lines_spelling(text, _entry_words(imports))
         self._by_word: dict[str, list[int]] = {}
-
-    def _lines(self, words: Iterable[str]) -> list[int]:
-        """The sorted numbers of the lines that spell any of ``words``."""
-        text = self._text
-        starts: list[int] = []
-        for word in words:
-            start = text.find(word) if word else -1
-            while start != -1:
-                starts.append(start)
-                start = text.find(word, start + len(word))
-        return lines_at(text, starts)
 
     def _word(self, word: str) -> list[int]:
         lines = self._by_word.get(word)
         if lines is None:
-            lines = self._by_word[word] = self._lines([word])
+            lines = self._by_word[word] = lines_spelling(self._text, [word])
         return lines
 
     def reachable(self, body: ast.AST, names: Iterable[str]) -> bool:
