@@ -88,19 +88,29 @@ def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | No
         return None
 
 
+def _decoded(data: bytes, path: str, config: Config) -> str | FirstPass:
+    """The file's text, or the phase 1 of a file that cannot be decoded."""
+    try:
+        return decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
+
+
+def _deferred(path: str, config: Config) -> FirstPass:
+    """The phase 1 of a lazy run's file with nothing to check per file: its summary waits."""
+    skipped = FileResult(path, (), parsed=False, skipped=True)
+    return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
+
+
 def deferred_pass(data: bytes, path: str, config: Config) -> FirstPass | None:
     """Phase 1 of a lazy run for a file that needs no parsing — one with nothing to check
     per file (its summary is deferred), or that cannot be decoded — as :func:`first_pass`
     gives it; None for a file to analyse. Cheap: the runner answers these itself, and sends
     only the others (and their bytes) to the worker pool."""
-    try:
-        text = decode_source(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
-    if may_contain_source(text, config.options):
-        return None
-    skipped = FileResult(path, (), parsed=False, skipped=True)
-    return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
+    text = _decoded(data, path, config)
+    if isinstance(text, FirstPass):
+        return text
+    return None if may_contain_source(text, config.options) else _deferred(path, config)
 
 
 def first_pass(
@@ -108,14 +118,13 @@ def first_pass(
 ) -> FirstPass:
     """Phase 1 for one file (never raises for a bad file, as ``check_bytes``). ``lazy``: a
     file with nothing to check per file is not parsed (its summary is deferred)."""
-    try:
-        text = decode_source(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-        return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
+    text = _decoded(data, path, config)
+    if isinstance(text, FirstPass):
+        return text
     checked = not prefilter or may_contain_source(text, config.options)
-    skipped = FileResult(path, (), parsed=False, skipped=True)
     if lazy and not checked:
-        return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
+        return _deferred(path, config)
+    skipped = FileResult(path, (), parsed=False, skipped=True)
     tree = parse_source(text, path)
     if isinstance(tree, tuple):
         return FirstPass(None, error_result(path, config, *tree) if checked else skipped)
