@@ -73,6 +73,16 @@ def used_names(summary: ModuleSummary, questions: Iterable[str] = ()) -> set[str
     return names
 
 
+# The questions that name a class (ProjectFacts.answer): an installed package's class they
+# name is rated into the facts by the merge. ``n:`` names one too (ProjectView.names_only).
+_CLASS_QUESTIONS = ("c:", "F:", "n:")
+
+
+def asked_classes(questions: Iterable[str]) -> set[str]:
+    """The class names phase 1's questions name."""
+    return {q[2:] for q in questions if q[:2] in _CLASS_QUESTIONS}
+
+
 def _deferred_prefixes(parts: list[str], deferred: Container[str]) -> list[tuple[int, str]]:
     """The deferred modules a dotted name runs through: (how many parts, module name)."""
     found = []

@@ -259,6 +259,11 @@ class ProjectFacts:
             return repr((fact.record, [(f.name, f.evidence.name) for f in fact.fields]))
         if kind == "x":
             return repr((self.is_project_callable(key), self.is_remote(key)))
+        if kind == "n":
+            # A name the analysis looked up for an answer it did not use (a sink's declared
+            # type no read reached, ProjectView.names_only): the merge follows it, as it
+            # follows a class question, but no answer to it can change the analysis.
+            return ""
         raise ValueError(f"unknown question {question!r}")
 
     def _reader_index(self) -> tuple[frozenset[str], dict[str, frozenset[str]]]:

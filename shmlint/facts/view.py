@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import ast
+import contextlib
+from collections.abc import Iterator
 
 from shmlint.basics.names import Scope, dotted_name, qualified_name
 from shmlint.facts.collect import Recorder
@@ -67,6 +69,31 @@ class ProjectView:
     def _ask(self, key: str) -> None:
         if self.deps is not None:
             self.deps.add(key)
+
+    @contextlib.contextmanager
+    def names_only(self) -> Iterator[set[str]]:
+        """Phase 1: what is asked inside is kept aside (the set yielded) and recorded only as
+        the names it looks up (``n:``, see ``ProjectFacts.answer``), which the merge follows
+        as it follows the question — for an answer the analysis may not use: a sink's
+        declared type counts only once a read reaches the sink (:meth:`asked`). A question
+        whose answer was not used cannot change the analysis, so it need not send the file
+        to phase 2 when the project's facts answer it otherwise."""
+        deps = self.deps
+        if deps is None:
+            yield set()
+            return
+        aside: set[str] = set()
+        self.deps = aside
+        try:
+            yield aside
+        finally:
+            self.deps = deps
+            deps.update(f"n:{key[2:]}" if key.startswith("c:") else key for key in aside)
+
+    def asked(self, keys: set[str]) -> None:
+        """The answers to these questions (kept aside by :meth:`names_only`) are used."""
+        if self.deps is not None:
+            self.deps.update(keys)
 
     def kinds(self, slot: str) -> frozenset[str]:
         """Handle kinds of a slot, project-wide."""

@@ -23,7 +23,7 @@ from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.facts import external
 from shmlint.facts.classes import ExternalClasses
-from shmlint.facts.closure import close, used_names
+from shmlint.facts.closure import asked_classes, close, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.lookups import answers_same, shared_json, watched
 from shmlint.facts.merge import merge
@@ -438,13 +438,7 @@ def _merged(
     options = config.options
     tables = TypeTables.for_options(options)
     # The classes phase 1 asked about: an installed package's are rated now (into the digest).
-    types = {
-        question.partition(":")[2]
-        for item in firsts
-        if item is not None
-        for question, _ in item.questions
-        if question[:2] in ("c:", "F:")
-    }
+    types = asked_classes(q for item in firsts if item is not None for q, _ in item.questions)
     external = options.external_types
     merged = in_file_order([*analysed, *reached])
     facts = merge(merged, tables, external, types)

@@ -28,7 +28,7 @@ from pathlib import Path
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
-from shmlint.facts.closure import close, used_names
+from shmlint.facts.closure import asked_classes, close, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.merge import merge
 from shmlint.facts.model import FieldFact, ProjectFacts
@@ -236,7 +236,7 @@ class ProjectSession:
                 order[id(summary)] = index
                 keys = _question_keys(entry.first)
                 names |= used_names(summary, keys)
-                types |= {q.partition(":")[2] for q in keys if q[:2] in ("c:", "F:")}
+                types |= asked_classes(keys)
             elif entry.deferred():
                 deferred.setdefault(entry.deferred(), []).append(index)
         loaded: set[str] = set()

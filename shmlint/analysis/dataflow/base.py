@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from shmlint.analysis.dataflow.context import ModuleContext
+from shmlint.analysis.dataflow.context import ModuleContext, Sink
 from shmlint.analysis.dataflow.frames import LoopFrame
 from shmlint.analysis.dataflow.values import State, Value
 from shmlint.basics.names import Scope
@@ -60,6 +60,9 @@ class AnalysisBase:
         raise NotImplementedError
 
     def annotation_payload(self, annotation: ast.expr | None, what: str) -> Payload:
+        raise NotImplementedError
+
+    def sink_payload(self, annotation: ast.expr | None, what: str) -> Sink:
         raise NotImplementedError
 
     def annotation_evidence(self, annotation: ast.expr | None) -> Evidence:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shmlint.analysis.dataflow.gate import Gate
@@ -84,7 +85,17 @@ def confidence_for(kind: SourceKind, evidence: Evidence) -> Confidence | None:
     return Confidence.HIGH
 
 
-def rate(label: Label, value: Value, sink: Payload) -> Payload:
+# What a sink's declared type says: called only when a finding's confidence needs it, so that
+# phase 1 counts its questions only then (ExpressionMixin.sink_payload).
+Sink = Callable[[], Payload]
+
+
+def no_sink() -> Payload:
+    """A sink with no declared type."""
+    return UNKNOWN_PAYLOAD
+
+
+def rate(label: Label, value: Value, sink: Sink) -> Payload:
     """DESIGN §3's order, the first that decides: the value's own annotation, the payload of
     the read (the declared return type of what produced its ref), the sink's declared type.
     (A value annotated array-free holds no labels: it never gets here.)"""
@@ -93,7 +104,7 @@ def rate(label: Label, value: Value, sink: Payload) -> Payload:
         return Payload(Evidence.ARRAYS, why, value.model_output)
     if label.payload.known:
         return label.payload
-    return sink
+    return sink()
 
 
 class ModuleContext:
@@ -207,7 +218,7 @@ class ModuleContext:
         value: Value,
         code: str,
         site: Site,
-        sink: Payload = UNKNOWN_PAYLOAD,
+        sink: Sink = no_sink,
     ) -> None:
         """``value`` reaches a sink of ``code`` at ``site`` on the path ``state``; ``sink``:
         what the sink's declared type says (the last evidence consulted, see :func:`rate`).

@@ -10,6 +10,7 @@ import ast
 import dataclasses
 
 from shmlint.analysis.dataflow.base import AnalysisBase
+from shmlint.analysis.dataflow.context import Sink, no_sink
 from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.basics import catalog
 from shmlint.basics.names import last_name, qualified_name
@@ -586,6 +587,26 @@ class ExpressionMixin(AnalysisBase):
         fields = self.array_fields(annotation)
         why = describe(what, annotation, found, fields)
         return Payload(found, why, MODEL_OUTPUT_FIELD in fields)
+
+    def sink_payload(self, annotation: ast.expr | None, what: str) -> Sink:
+        """What a sink's declared type says (:meth:`annotation_payload`), for
+        ``ModuleContext.report``: worked out now, its questions counted (phase 1) only once
+        a read reaches the sink and the finding's confidence uses it — until then the merge
+        only follows the names they look up (``ProjectView.names_only``)."""
+        project = self.ctx.project
+        if annotation is None:
+            return no_sink
+        if project is None:
+            payload = self.annotation_payload(annotation, what)
+            return lambda: payload
+        with project.names_only() as aside:
+            payload = self.annotation_payload(annotation, what)
+
+        def used() -> Payload:
+            project.asked(aside)
+            return payload
+
+        return used
 
     def array_fields(self, annotation: ast.expr) -> list[str]:
         """The array-bearing fields of the project classes an annotation names."""

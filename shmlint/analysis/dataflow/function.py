@@ -6,7 +6,7 @@ import ast
 import dataclasses
 
 from shmlint.analysis.dataflow.base import BodyNode
-from shmlint.analysis.dataflow.context import ModuleContext
+from shmlint.analysis.dataflow.context import ModuleContext, no_sink
 from shmlint.analysis.dataflow.expressions import ExpressionMixin
 from shmlint.analysis.dataflow.facts import handle_kinds
 from shmlint.analysis.dataflow.frames import LoopFrame
@@ -15,7 +15,7 @@ from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope, last_name, qualified_name
-from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, unquoted
+from shmlint.facts.evidence import Evidence, unquoted
 from shmlint.facts.kinds import UNKNOWN, payload_kind
 from shmlint.facts.summary import Flow, ReadInfo
 
@@ -168,7 +168,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
                 declared = facts.attr_annotations.get(f"{self.class_name}.{name}")
             else:
                 declared = facts.module_annotations.get(name)
-            sink = self.annotation_payload(declared, "the variable's declared type")
+            sink = self.sink_payload(declared, "the variable's declared type")
             self.ctx.report(state, value, "SHM106", Site.of(target), sink)
             return
         annotation = self.annotations.get(name)
@@ -192,11 +192,11 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
     def store_attribute(self, target: ast.Attribute, value: Value, state: State) -> None:
         """``obj.attr = value``: the value outlives the iteration on the object (SHM102)."""
         self.value(target.value, state)
-        sink = UNKNOWN_PAYLOAD
+        sink = no_sink
         if self.is_self(target.value) and self.class_name is not None:
             key = f"{self.class_name}.{target.attr}"
             annotation = self.ctx.facts.attr_annotations.get(key)
-            sink = self.annotation_payload(annotation, "the attribute's declared type")
+            sink = self.sink_payload(annotation, "the attribute's declared type")
             if value.kinds:
                 self.ctx.facts.merge_kinds(self.ctx.facts.attr_kinds, key, value.kinds)
             self.record_flow("attr", key, value)
@@ -366,7 +366,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         """``return value``: the caller keeps it (SHM101); records returned handles as facts."""
         if self.key is not None and value.kinds and not self.is_class_body:
             self.ctx.facts.merge_kinds(self.ctx.facts.return_kinds, self.key, value.kinds)
-        sink = self.annotation_payload(self.return_annotation, "the declared return type")
+        sink = self.sink_payload(self.return_annotation, "the declared return type")
         if self.project_key is not None and self.ctx.recording:
             self.record_flow("ret", self.project_key, value)
             self.record_reads(value, state)

@@ -90,7 +90,7 @@ class StatementMixin(AnalysisBase):
         result = self.value(node.value, state)
         if isinstance(node.target, ast.Attribute):
             self.value(node.target.value, state)
-            sink = self.annotation_payload(node.annotation, "the attribute's declared type")
+            sink = self.sink_payload(node.annotation, "the attribute's declared type")
             if self.is_self(node.target.value) and self.class_name is not None and result.kinds:
                 key = f"{self.class_name}.{node.target.attr}"
                 facts = self.ctx.facts
