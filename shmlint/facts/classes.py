@@ -43,6 +43,10 @@ class ClassResolver:
         # Each summary's imports as a dict, by the summary's identity (the summary is kept
         # with it, so the identity is never another's).
         self._imports: dict[int, tuple[ModuleSummary, dict[str, str]]] = {}
+        # Return annotations rated, by module (summary identity, as above) and text.
+        self._returns: dict[
+            tuple[int, str], tuple[ModuleSummary, tuple[Evidence, tuple[str, ...]]]
+        ] = {}
 
     def resolve_all(self) -> None:
         for name in list(self.infos):  # installed classes are added while resolving
@@ -131,7 +135,21 @@ class ClassResolver:
         self, summary: ModuleSummary, annotation: str
     ) -> tuple[Evidence, tuple[str, ...]]:
         """A return annotation's evidence, and the array fields of the project classes it
-        names (for the message)."""
+        names (for the message). Memoised per module and annotation (``-> None`` of a
+        module's fifty methods is rated once) while no class is being resolved: the answer
+        then reads only classes resolved for good, before or by this call (a class's fact is
+        written once), so an equal call later would compute the same."""
+        if self.in_progress:
+            return self._return_evidence(summary, annotation)
+        key = (id(summary), annotation)
+        known = self._returns.get(key)
+        if known is None:
+            known = self._returns[key] = (summary, self._return_evidence(summary, annotation))
+        return known[1]
+
+    def _return_evidence(
+        self, summary: ModuleSummary, annotation: str
+    ) -> tuple[Evidence, tuple[str, ...]]:
         found, _ = self.field_evidence(summary, annotation)
         fields: list[str] = []
         if found is Evidence.ARRAYS:
