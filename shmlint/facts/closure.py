@@ -13,24 +13,30 @@ following the names in waves loads what following them one by one loads.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Container, Iterable, Iterator
 
 from shmlint.basics.names import dotted_name
 from shmlint.facts.summary import ModuleSummary
 
 
-def _leaf_names(annotation: str) -> Iterator[str]:
+@functools.lru_cache(maxsize=8192)
+def _leaf_names(annotation: str) -> tuple[str, ...]:
+    """The dotted names an annotation's text spells (strings in it parsed too). Cached: the
+    same few spellings come back for thousands of fields."""
     try:
         node = ast.parse(annotation, mode="eval").body
     except SyntaxError:
-        return
+        return ()
+    names: list[str] = []
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Name, ast.Attribute)):
             dotted = dotted_name(sub)
             if dotted is not None:
-                yield dotted
+                names.append(dotted)
         elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            yield from _leaf_names(sub.value)
+            names += _leaf_names(sub.value)
+    return tuple(names)
 
 
 def _qualify(summary: ModuleSummary, imports: dict[str, str], dotted: str) -> str:
