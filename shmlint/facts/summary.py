@@ -110,8 +110,65 @@ class ModuleSummary:
     reads: tuple[ReadInfo, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able dict (the cache's and ``--write-summary``'s format)."""
-        return dataclasses.asdict(self)
+        """A JSON-able dict (the cache's format): ``dataclasses.asdict``'s, written out —
+        asdict deep-copies every leaf, and a cold run with a cache encodes every module's
+        summary (a test compares the two on every fixture)."""
+        return {
+            "module": self.module,
+            "path": self.path,
+            "is_package": self.is_package,
+            "imports": [list(pair) for pair in self.imports],
+            "classes": [
+                {
+                    "name": c.name,
+                    "line": c.line,
+                    "bases": list(c.bases),
+                    "record": c.record,
+                    "fields": [
+                        {"name": f.name, "annotation": f.annotation, "line": f.line}
+                        for f in c.fields
+                    ],
+                    "actor": c.actor,
+                }
+                for c in self.classes
+            ],
+            "functions": [
+                {
+                    "name": f.name,
+                    "line": f.line,
+                    "params": list(f.params),
+                    "method": f.method,
+                    "returns": f.returns,
+                    "inferred": f.inferred,
+                    "remote": f.remote,
+                }
+                for f in self.functions
+            ],
+            "flows": [
+                {"target": f.target, "kinds": list(f.kinds), "origins": list(f.origins)}
+                for f in self.flows
+            ],
+            "calls": [
+                {
+                    "callee": c.callee,
+                    "arg": c.arg,
+                    "kinds": list(c.kinds),
+                    "origins": list(c.origins),
+                    "bound": c.bound,
+                }
+                for c in self.calls
+            ],
+            "reads": [
+                {
+                    "function": r.function,
+                    "kind": r.kind,
+                    "line": r.line,
+                    "origins": list(r.origins),
+                    "needs_ref": r.needs_ref,
+                }
+                for r in self.reads
+            ],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModuleSummary:

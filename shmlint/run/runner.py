@@ -89,12 +89,29 @@ def _check_chunk_watched(
     return checked
 
 
+def first_pass_key(cache: Cache, display: str, data: bytes, lazy: bool) -> str:
+    """The key of a file's phase-1 entry in a project run (an eager run's differ)."""
+    return cache.first_pass_key(display, data) + ("" if lazy else "e")
+
+
 def _first_chunk(
-    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, lazy: bool = False
+    chunk: list[tuple[str, bytes]],
+    config: Config,
+    prefilter: bool,
+    *,
+    lazy: bool = False,
+    cache: Cache | None = None,
 ) -> list[FirstPass]:
-    return [
-        first_pass(data, display, config, prefilter=prefilter, lazy=lazy) for display, data in chunk
-    ]
+    """Phase 1 of each file; with ``cache``, each entry is stored here, in the worker: encoding
+    and writing a cold run's entries took the runner seconds after the pool had finished. (A
+    deferred module's phase 1 is a text check, as quick as reading its entry: none is kept.)"""
+    computed = []
+    for display, data in chunk:
+        item = first_pass(data, display, config, prefilter=prefilter, lazy=lazy)
+        if cache is not None and not item.deferred:
+            cache.put_first_pass(first_pass_key(cache, display, data, lazy), item)
+        computed.append(item)
+    return computed
 
 
 def _summary_chunk(
@@ -182,7 +199,7 @@ def check_project(
         if data is None:
             continue
         if cache is not None:
-            keys[index] = key = cache.first_pass_key(display, data) + ("" if lazy else "e")
+            keys[index] = key = first_pass_key(cache, display, data, lazy)
             firsts[index] = cache.get_first_pass(key)
         if firsts[index] is None:
             todo.append(index)
@@ -203,15 +220,10 @@ def check_project(
                 firsts[index] = quick
         todo = analysed
     items = [(files[i][1], contents[i] or b"") for i in todo]
-    work = functools.partial(_first_chunk, lazy=lazy)
+    work = functools.partial(_first_chunk, lazy=lazy, cache=cache)
     with _Workers(jobs, cache) as workers:  # phase 1 and the merge's parsing share a pool
         for index, computed in zip(todo, workers.map(work, items, config, prefilter)):
             firsts[index] = computed
-            stored = keys[index]
-            # A deferred module's phase 1 is a text check, as quick as reading its entry: one
-            # entry file less per such module (most of a tree that seldom uses Ray).
-            if cache is not None and stored is not None and not computed.deferred:
-                cache.put_first_pass(stored, computed)
         modules = _Deferred(files, contents, firsts, keys, config, cache, workers)
         with external.stored_in(cache):
             facts, served = _merged(firsts, keys, config, cache, modules)

@@ -106,3 +106,71 @@ def test_a_warm_run_answers_from_the_cache_without_parsing(
     # The refusal is real: without the cache the same run must parse.
     with pytest.raises(AssertionError, match="a warm run parsed"):
         main([*command, "--no-cache", str(EXAMPLES)])
+
+
+def test_a_summary_encodes_as_asdict_would_on_every_fixture() -> None:
+    """``ModuleSummary.to_json`` is written out (asdict deep-copies every leaf): the same
+    data, so a field added to a summary class and not to ``to_json`` fails here."""
+    import dataclasses
+
+    from shmlint.basics.config import Config
+    from shmlint.facts.summary import ModuleSummary
+    from shmlint.run.passes import first_pass, syntax_summary
+    from tests.fixture_markers import fixture_sources
+
+    summaries = []
+    for path in fixture_sources():
+        data = path.read_bytes()
+        item = first_pass(data, str(path), Config())
+        summaries += [item.summary, syntax_summary(data, str(path), Config())]
+    encoded = 0
+    for summary in summaries:
+        if summary is None:
+            continue
+        text = json.dumps(summary.to_json())
+        assert text == json.dumps(dataclasses.asdict(summary))
+        assert ModuleSummary.from_json(json.loads(text)) == summary
+        encoded += 1
+    assert encoded > 50
+
+
+def test_phase_one_entries_are_stored_by_the_workers(tmp_path: Path) -> None:
+    """A cold project run with a cache stores each analysed file's phase-1 entry where the
+    phase 1 ran (in the pool), and each one reads back as what phase 1 computed."""
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import Cache
+    from shmlint.run.passes import first_pass
+    from shmlint.run.runner import POOL_THRESHOLD, check_project, first_pass_key
+    from tests.fixture_markers import fixture_files
+
+    sources = fixture_files()
+    files = []
+    for index in range(POOL_THRESHOLD + 4):  # enough for a pool
+        path = tmp_path / "src" / f"m{index}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(sources[index % len(sources)].read_bytes())
+        files.append((path, str(path)))
+    config = Config()
+    cache = Cache(tmp_path / "cache", config)
+    writers: list[int] = []
+    original = Cache.put_first_pass
+
+    def put(self: Cache, key: str, item: object) -> None:  # (this process's writes only)
+        writers.append(os.getpid())
+        original(self, key, item)  # type: ignore[arg-type]
+
+    Cache.put_first_pass = put  # type: ignore[method-assign]
+    try:
+        check_project(files, config, jobs=2, cache=cache)
+    finally:
+        Cache.put_first_pass = original  # type: ignore[method-assign]
+    assert writers == []  # nothing stored by the runner itself
+    stored = 0
+    for path, display in files:
+        data = path.read_bytes()
+        expected = first_pass(data, display, config, lazy=True)
+        if expected.deferred:
+            continue
+        assert cache.get_first_pass(first_pass_key(cache, display, data, True)) == expected
+        stored += 1
+    assert stored > POOL_THRESHOLD // 2
