@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
@@ -48,6 +48,9 @@ T = TypeVar("T")
 
 # The project facts of a worker process: sent once per worker (initializer), not per chunk.
 _worker_facts: ProjectFacts | None = None
+# The cache a worker stores what it computes in (None: no cache): each entry is encoded and
+# written where it was computed, in parallel, not by the runner after the pool has finished.
+_worker_store: Cache | None = None
 
 
 def default_jobs() -> int:
@@ -59,33 +62,42 @@ def default_jobs() -> int:
 
 
 def _set_worker(facts: ProjectFacts | None, store: Cache | None) -> None:
-    global _worker_facts
+    global _worker_facts, _worker_store
     tune()  # (a forked worker inherits its parent's thresholds; a spawned one does not)
     _worker_facts = facts
+    _worker_store = store
     external.keep_in(store)
 
 
 def _check_chunk(
     chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
 ) -> list[FileResult]:
-    facts = _worker_facts
-    return [
-        check_bytes(data, display, config, prefilter=prefilter, facts=facts)
-        for display, data in chunk
-    ]
+    facts, store = _worker_facts, _worker_store
+    results = []
+    for display, data in chunk:
+        result = check_bytes(data, display, config, prefilter=prefilter, facts=facts)
+        if store is not None:
+            store.put(store.key(display, data), result)
+        results.append(result)
+    return results
 
 
 def _check_chunk_watched(
     chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
-) -> list[tuple[FileResult, dict[str, Any] | None]]:
-    """Phase 2, each file's lookups in the facts recorded (shmlint/facts/lookups.py)."""
-    facts = _worker_facts
-    assert facts is not None
-    checked: list[tuple[FileResult, dict[str, Any] | None]] = []
+) -> list[FileResult]:
+    """Phase 2 with a cache, each file's lookups in the facts stored with its result
+    (shmlint/facts/lookups.py)."""
+    facts, store = _worker_facts, _worker_store
+    assert facts is not None and store is not None
+    checked: list[FileResult] = []
     for display, data in chunk:
         with watched(facts) as log:
             result = check_bytes(data, display, config, prefilter=prefilter, facts=facts)
-        checked.append((result, log.to_json() if log.complete else None))
+        store.put(store.key(display, data), result)
+        # (An analysis that walked a whole table leaves an empty log: never another's.)
+        where = store.lookups_key(store.first_pass_key(display, data))
+        store.put_lookups(where, log.to_json() if log.complete else {})
+        checked.append(result)
     return checked
 
 
@@ -115,9 +127,24 @@ def _first_chunk(
 
 
 def _summary_chunk(
-    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
+    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, cache: Cache | None = None
 ) -> list[ModuleSummary | None]:
-    return [syntax_summary(data, display, config) for display, data in chunk]
+    """Deferred modules' syntactic summaries; with ``cache``, each stored here, in the worker
+    (as :func:`_first_chunk` stores phase-1 entries), under its (lazy) phase-1 key."""
+    summaries = []
+    for display, data in chunk:
+        summary = syntax_summary(data, display, config)
+        if cache is not None:
+            cache.put_syntax_summary(
+                syntax_key(first_pass_key(cache, display, data, True)), summary
+            )
+        summaries.append(summary)
+    return summaries
+
+
+def syntax_key(first_key: str) -> str:
+    """The key of a deferred module's summary, from its phase-1 key."""
+    return "y" + first_key
 
 
 def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
@@ -366,12 +393,12 @@ class _Deferred:
         key = self.keys[index]
         if self.cache is None or key is None:
             return False
-        return self.cache.get_syntax_summary("y" + key)
+        return self.cache.get_syntax_summary(syntax_key(key))
 
     def _keep(self, index: int, summary: ModuleSummary | None) -> None:
         key = self.keys[index]
         if self.cache is not None and key is not None:
-            self.cache.put_syntax_summary("y" + key, summary)
+            self.cache.put_syntax_summary(syntax_key(key), summary)
 
     def prefetch(self, indices: Iterable[int]) -> None:
         """Load these files' summaries now, the ones not cached parsed in the worker pool
@@ -386,9 +413,9 @@ class _Deferred:
             else:
                 self._loaded(index, cached)
         items = [(self.files[i][1], self.contents[i] or b"") for i in todo]
-        computed = self.workers.map(_summary_chunk, items, self.config, True)
+        work = functools.partial(_summary_chunk, cache=self.cache)  # (stores each)
+        computed = self.workers.map(work, items, self.config, True)
         for index, summary in zip(todo, computed, strict=True):
-            self._keep(index, summary)
             self._loaded(index, summary)
 
     def load_all(self, indices: list[int]) -> list[ModuleSummary | None]:
@@ -489,7 +516,7 @@ def check_files(
     ``earlier``: the cache of phase 2 against other facts (the last run's), whose result for
     the same bytes stands when the facts answer its logged lookups the same."""
     results: list[FileResult | None] = [None] * len(files)
-    todo: list[tuple[int, str, bytes, str | None]] = []  # (index, display, data, cache key)
+    todo: list[tuple[int, str, bytes]] = []  # (index, display, data)
     reuse = _Reuse(earlier, facts) if earlier is not None and facts is not None else None
     for index, ((path, display), data) in enumerate(zip(files, _read_all(files))):
         if data is None:
@@ -502,28 +529,18 @@ def check_files(
         if cached is not None:
             results[index] = cached
         else:
-            todo.append((index, display, data, key))
-    items = [(display, data) for _, display, data, _ in todo]
-    if facts is not None and cache is not None:
-        # Phase 2 with a cache: each file's lookups in the facts are kept, so that a warm run
-        # re-checking it after an edit need not load the whole facts (incremental.py).
-        watched_results = _fan_out(
-            _check_chunk_watched, items, config, jobs, prefilter, facts, cache
-        )
-        if watched_results:
-            cache.put_lookups(cache.lookups_key(""), shared_json(facts))
-        computed = []
-        for (_, display, data, _), (result, log) in zip(todo, watched_results):
-            computed.append(result)
-            # (An analysis that walked a whole table leaves an empty log: never another's.)
-            where = cache.lookups_key(cache.first_pass_key(display, data))
-            cache.put_lookups(where, log if log is not None else {})
-    else:
-        computed = _fan_out(_check_chunk, items, config, jobs, prefilter, facts, cache)
-    for (index, _, _, key), result in zip(todo, computed):
+            todo.append((index, display, data))
+    items = [(display, data) for _, display, data in todo]
+    # The workers store what they compute (_worker_store): results, and in phase 2 with a
+    # cache each file's lookups in the facts, so that a warm run re-checking it after an edit
+    # need not load the whole facts (incremental.py).
+    work = _check_chunk_watched if facts is not None and cache is not None else _check_chunk
+    computed = _fan_out(work, items, config, jobs, prefilter, facts, cache)
+    if work is _check_chunk_watched and computed:
+        assert cache is not None and facts is not None
+        cache.put_lookups(cache.lookups_key(""), shared_json(facts))
+    for (index, _, _), result in zip(todo, computed):
         results[index] = result
-        if cache is not None and key is not None:
-            cache.put(key, result)
     return [result for result in results if result is not None]
 
 
@@ -605,13 +622,13 @@ def _in_process(
     facts: ProjectFacts | None,
     store: Cache | None,
 ) -> list[T]:
-    global _worker_facts
-    _worker_facts = facts
+    global _worker_facts, _worker_store
+    _worker_facts, _worker_store = facts, store
     try:
         with external.stored_in(store):
             return work(items, config, prefilter)
     finally:
-        _worker_facts = None
+        _worker_facts = _worker_store = None
 
 
 class _Workers:

@@ -35,7 +35,7 @@ from shmlint.facts.model import FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
-from shmlint.run.runner import with_external
+from shmlint.run.runner import syntax_key, with_external
 
 # A deferred module's summary that was never asked for (None means "it has none").
 _UNLOADED = object()
@@ -190,11 +190,11 @@ class ProjectSession:
             summary: ModuleSummary | None | bool = False
             key = self._key(entry)
             if key is not None and self.cache is not None:
-                summary = self.cache.get_syntax_summary("y" + key)
+                summary = self.cache.get_syntax_summary(syntax_key(key))
             if isinstance(summary, bool):
                 summary = syntax_summary(entry.data or b"", entry.display, self.config)
                 if key is not None and self.cache is not None and not entry.edited:
-                    self.cache.put_syntax_summary("y" + key, summary)
+                    self.cache.put_syntax_summary(syntax_key(key), summary)
             entry.syntax = summary
         assert entry.syntax is None or isinstance(entry.syntax, ModuleSummary)
         return entry.syntax

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,37 +135,68 @@ def test_a_summary_encodes_as_asdict_would_on_every_fixture() -> None:
     assert encoded > 50
 
 
-def test_phase_one_entries_are_stored_by_the_workers(tmp_path: Path) -> None:
-    """A cold project run with a cache stores each analysed file's phase-1 entry where the
-    phase 1 ran (in the pool), and each one reads back as what phase 1 computed."""
-    from shmlint.basics.config import Config
-    from shmlint.run.cache import Cache
-    from shmlint.run.passes import first_pass
-    from shmlint.run.runner import POOL_THRESHOLD, check_project, first_pass_key
+def _copies(tmp_path: Path, count: int) -> list[tuple[Path, str]]:
+    """Copies of the fixtures, and modules spelling no Ray word whose classes they use."""
     from tests.fixture_markers import fixture_files
 
     sources = fixture_files()
     files = []
-    for index in range(POOL_THRESHOLD + 4):  # enough for a pool
+    for index in range(count):
         path = tmp_path / "src" / f"m{index}.py"
         path.parent.mkdir(exist_ok=True)
-        path.write_bytes(sources[index % len(sources)].read_bytes())
+        text = sources[index % len(sources)].read_text(encoding="utf-8")
+        if index < 8:  # a class of a deferred module, named by an analysed one
+            (tmp_path / "src" / f"lib{index}.py").write_text(f"class Rec{index}:\n    x: int\n")
+            files.append(
+                (tmp_path / "src" / f"lib{index}.py", str(tmp_path / f"src/lib{index}.py"))
+            )
+            text += f"\nimport ray\nfrom lib{index} import Rec{index}\n\n\n"
+            text += f"def fetch_{index}(ref) -> Rec{index}:\n    return ray.get(ref)\n"
+        path.write_text(text, encoding="utf-8")
         files.append((path, str(path)))
+    return files
+
+
+@pytest.fixture
+def runner_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What this process (the runner, not a forked worker) stores in a cache, by method."""
+    from shmlint.run.cache import Cache
+
+    writes: list[str] = []
+    for name in ("put", "put_first_pass", "put_syntax_summary", "put_lookups"):
+        original = getattr(Cache, name)
+
+        def spy(self: Cache, *args: object, _name: str = name, _original: Any = original) -> None:
+            if os.getpid() == runner_pid:
+                writes.append(_name)
+            _original(self, *args)
+
+        monkeypatch.setattr(Cache, name, spy)
+    runner_pid = os.getpid()
+    return writes
+
+
+def test_entries_are_stored_by_the_workers(tmp_path: Path, runner_writes: list[str]) -> None:
+    """A cold project run with a cache stores each phase-1 entry and deferred module's summary
+    where it was computed (in the pool), and each reads back as computed; so does a per-file
+    run each result. (A phase 2 too small for a pool runs, and stores, in the runner.)"""
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import Cache
+    from shmlint.run.passes import first_pass
+    from shmlint.run.runner import (
+        POOL_THRESHOLD,
+        check_files,
+        check_project,
+        first_pass_key,
+        syntax_key,
+    )
+
+    files = _copies(tmp_path, POOL_THRESHOLD + 4)  # enough for a pool
     config = Config()
     cache = Cache(tmp_path / "cache", config)
-    writers: list[int] = []
-    original = Cache.put_first_pass
-
-    def put(self: Cache, key: str, item: object) -> None:  # (this process's writes only)
-        writers.append(os.getpid())
-        original(self, key, item)  # type: ignore[arg-type]
-
-    Cache.put_first_pass = put  # type: ignore[method-assign]
-    try:
-        check_project(files, config, jobs=2, cache=cache)
-    finally:
-        Cache.put_first_pass = original  # type: ignore[method-assign]
-    assert writers == []  # nothing stored by the runner itself
+    check_project(files, config, jobs=2, cache=cache)
+    assert "put_first_pass" not in runner_writes
+    assert "put_syntax_summary" not in runner_writes
     stored = 0
     for path, display in files:
         data = path.read_bytes()
@@ -174,3 +206,16 @@ def test_phase_one_entries_are_stored_by_the_workers(tmp_path: Path) -> None:
         assert cache.get_first_pass(first_pass_key(cache, display, data, True)) == expected
         stored += 1
     assert stored > POOL_THRESHOLD // 2
+    summaries = [
+        cache.get_syntax_summary(syntax_key(first_pass_key(cache, d, p.read_bytes(), True)))
+        for p, d in files
+        if p.name.startswith("lib")
+    ]
+    assert len(summaries) == 8 and all(s is not False for s in summaries)  # loaded, stored
+    # Per file: every result stored by the workers, and served as computed.
+    runner_writes.clear()
+    per_file = Cache(tmp_path / "per-file", config)
+    cold = check_files(files, config, jobs=2, cache=per_file)
+    assert runner_writes == []
+    assert all(per_file.get(per_file.key(d, p.read_bytes())) == r for (p, d), r in zip(files, cold))
+    assert check_files(files, config, jobs=2, cache=per_file) == cold
