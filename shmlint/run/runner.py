@@ -113,17 +113,23 @@ def _first_chunk(
     *,
     lazy: bool = False,
     cache: Cache | None = None,
-) -> list[FirstPass]:
-    """Phase 1 of each file; with ``cache``, each entry is stored here, in the worker: encoding
-    and writing a cold run's entries took the runner seconds after the pool had finished. (A
-    deferred module's phase 1 is a text check, as quick as reading its entry: none is kept.)"""
-    computed = []
-    for display, data in chunk:
-        item = first_pass(data, display, config, prefilter=prefilter, lazy=lazy)
-        if cache is not None and not item.deferred:
-            cache.put_first_pass(first_pass_key(cache, display, data, lazy), item)
-        computed.append(item)
-    return computed
+) -> list[tuple[FirstPass, str]]:
+    """Phase 1 of each file, and the pack its entry is stored in (``""``: none). With
+    ``cache``, the chunk's entries are stored here, in the worker, in one pack: encoding and
+    writing a cold run's entries, a file each, took the runner seconds after the pool had
+    finished. (A deferred module's phase 1 is a text check, as quick as reading its entry:
+    none is kept.)"""
+    computed = [
+        (display, data, first_pass(data, display, config, prefilter=prefilter, lazy=lazy))
+        for display, data in chunk
+    ]
+    stored = [
+        (first_pass_key(cache, display, data, lazy), item)
+        for display, data, item in computed
+        if cache is not None and not item.deferred
+    ]
+    pack = cache.put_first_pass_pack(stored) if cache is not None and stored else ""
+    return [(item, "" if item.deferred else pack) for _, _, item in computed]
 
 
 def _summary_chunk(
@@ -248,9 +254,22 @@ def check_project(
         todo = analysed
     items = [(files[i][1], contents[i] or b"") for i in todo]
     work = functools.partial(_first_chunk, lazy=lazy, cache=cache)
+    packs: dict[str, str] = {}  # phase-1 entry key → the pack it is stored in
     with _Workers(jobs, cache) as workers:  # phase 1 and the merge's parsing share a pool
-        for index, computed in zip(todo, workers.map(work, items, config, prefilter)):
+        for index, (computed, pack) in zip(todo, workers.map(work, items, config, prefilter)):
             firsts[index] = computed
+            stored = keys[index]
+            if pack and stored is not None:
+                packs[stored] = pack
+        if cache is not None and packs:
+            # Where every entry of this run is: the packs just written, and the entries the
+            # run read from the last run's packs (entries stored alone need no index).
+            for entry in keys:
+                if entry is not None and entry not in packs:
+                    found = cache.pack_of(entry)
+                    if found is not None:
+                        packs[entry] = found
+            cache.put_pack_index(packs)
         modules = _Deferred(files, contents, firsts, keys, config, cache, workers)
         with external.stored_in(cache):
             facts, served = _merged(firsts, keys, config, cache, modules)

@@ -198,14 +198,19 @@ def test_entries_are_stored_by_the_workers(tmp_path: Path, runner_writes: list[s
     assert "put_first_pass" not in runner_writes
     assert "put_syntax_summary" not in runner_writes
     stored = 0
+    later = Cache(tmp_path / "cache", config)  # another run's: finds them by the pack index
     for path, display in files:
         data = path.read_bytes()
         expected = first_pass(data, display, config, lazy=True)
         if expected.deferred:
             continue
+        assert later.get_first_pass(first_pass_key(cache, display, data, True)) == expected
         assert cache.get_first_pass(first_pass_key(cache, display, data, True)) == expected
         stored += 1
     assert stored > POOL_THRESHOLD // 2
+    # In a few packs (a file each would cost ~1 ms to create on some disks), none alone.
+    packs = list((tmp_path / "cache").rglob("k*.json"))
+    assert 1 < len(packs) < stored // 2 and not list((tmp_path / "cache").rglob("s*.json"))
     summaries = [
         cache.get_syntax_summary(syntax_key(first_pass_key(cache, d, p.read_bytes(), True)))
         for p, d in files
@@ -219,3 +224,25 @@ def test_entries_are_stored_by_the_workers(tmp_path: Path, runner_writes: list[s
     assert runner_writes == []
     assert all(per_file.get(per_file.key(d, p.read_bytes())) == r for (p, d), r in zip(files, cold))
     assert check_files(files, config, jobs=2, cache=per_file) == cold
+
+
+def test_a_lost_or_corrupt_pack_is_recomputed(tmp_path: Path) -> None:
+    """Entries whose pack is gone or garbled are computed again (and packed again): the same
+    results as a run without a cache."""
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import Cache
+    from shmlint.run.runner import POOL_THRESHOLD, check_project
+
+    files = _copies(tmp_path, POOL_THRESHOLD + 4)
+    config = Config()
+    _, expected = check_project(files, config, jobs=2, cache=None)
+    directory = tmp_path / "cache"
+    check_project(files, config, jobs=2, cache=Cache(directory, config))
+    packs = sorted(directory.rglob("k*.json"))
+    packs[0].write_text("{not json")
+    packs[1].unlink()
+    (directory / "record").mkdir()  # (unrelated litter is ignored)
+    _, again = check_project(files, config, jobs=2, cache=Cache(directory, config))
+    assert again == expected
+    _, warm = check_project(files, config, jobs=2, cache=Cache(directory, config))
+    assert warm == expected
