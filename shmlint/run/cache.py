@@ -203,9 +203,7 @@ class Cache:
         packs of the last project run (:meth:`put_first_pass_pack`), else its own file."""
         from shmlint.run.passes import decode  # the analysis: not on a warm run's path
 
-        if self._packs is None:
-            self._packs = _Packs(self)
-        body = self._packs.entry(key)
+        body = self._packed().entry(key)
         if body is None:
             body = self._entry(key)
         try:
@@ -235,9 +233,12 @@ class Cache:
 
     def pack_of(self, key: str) -> str | None:
         """The pack holding phase-1 entry ``key`` per the last run's index (None: none)."""
+        return self._packed().pack_of(key)
+
+    def _packed(self) -> _Packs:
         if self._packs is None:
             self._packs = _Packs(self)
-        return self._packs.pack_of(key)
+        return self._packs
 
     def put_pack_index(self, index: dict[str, str]) -> None:
         """Record which pack holds each phase-1 entry of a project run (entry key → pack key),
