@@ -170,7 +170,13 @@ class Cache:
             return None
 
     def _entry(self, key: str) -> Any:
-        """The JSON body stored under ``key`` (None: missing, unreadable or not this key's)."""
+        """The JSON body stored under ``key``: in a pack (:meth:`put_pack`), else in its own
+        file (None: missing, unreadable or not this key's)."""
+        body = self._packed().entry(key)
+        return body if body is not None else self._file_entry(key)
+
+    def _file_entry(self, key: str) -> Any:
+        """The JSON body of ``key``'s own file (None: missing, unreadable or not this key's)."""
         text = self._read(key)
         if text is None:
             return None
@@ -203,9 +209,7 @@ class Cache:
         packs of the last project run (:meth:`put_first_pass_pack`), else its own file."""
         from shmlint.run.passes import decode  # the analysis: not on a warm run's path
 
-        body = self._packed().entry(key)
-        if body is None:
-            body = self._entry(key)
+        body = self._entry(key)
         try:
             return decode(body) if body is not None else None
         except (ValueError, KeyError, TypeError):
@@ -224,16 +228,25 @@ class Cache:
         makes the packs findable."""
         from shmlint.run.passes import encode
 
+        return self.put_pack({key: encode(item) for key, item in items})
+
+    def put_pack(self, bodies: dict[str, Any]) -> str:
+        """Store several entries (key → JSON body) in one file; its key is returned. They are
+        found once an index names the pack (:meth:`put_pack_index`)."""
         digest = hashlib.sha256(b"pack")
-        for key, _ in items:
+        for key in bodies:
             digest.update(b"\0" + key.encode())
         pack = "k" + digest.hexdigest()
-        self._store(pack, {key: encode(item) for key, item in items})
+        self._store(pack, bodies)
         return pack
 
     def pack_of(self, key: str) -> str | None:
-        """The pack holding phase-1 entry ``key`` per the last run's index (None: none)."""
+        """The pack holding entry ``key`` per this cache's index (None: none)."""
         return self._packed().pack_of(key)
+
+    def pack_index(self) -> dict[str, str]:
+        """This cache's pack index as read (entry key → pack key)."""
+        return self._packed().loaded_index()
 
     def _packed(self) -> _Packs:
         if self._packs is None:
@@ -241,19 +254,20 @@ class Cache:
         return self._packs
 
     def put_pack_index(self, index: dict[str, str]) -> None:
-        """Record which pack holds each phase-1 entry of a project run (entry key → pack key),
-        one index per configuration (the last run's: a warm run reads it once)."""
+        """Record which pack holds each entry (entry key → pack key): one index per
+        configuration and facts (this cache's salt), read once by a run; a project run's
+        phase-1 entries, the phase-2 results a facts change kept."""
         self._store(self._pack_index_key(), index)
         if self._packs is not None:
             self._packs.index = dict(index)  # (this cache reads what it just wrote)
 
     def get_pack_index(self) -> dict[str, str]:
-        """The last project run's pack index (empty: none)."""
-        body = self._entry(self._pack_index_key())
+        """The pack index of this configuration and facts (empty: none)."""
+        body = self._file_entry(self._pack_index_key())
         return body if isinstance(body, dict) else {}
 
     def _pack_index_key(self) -> str:
-        return "i" + hashlib.sha256(f"pack index\0{self._config_salt}".encode()).hexdigest()
+        return "i" + hashlib.sha256(b"pack index\0" + self._salt).hexdigest()
 
     def get_syntax_summary(self, key: str) -> ModuleSummary | None | bool:
         """A deferred module's cached summary (None: it has none); False when not cached."""
@@ -364,18 +378,20 @@ _STATE = ("directory", "_config_salt", "_salt", "hits", "misses")
 
 
 class _Packs:
-    """The packs of the last project run, read on first use of each (one file for many
-    entries)."""
+    """The packs a cache's index names, each read on first use (one file for many entries)."""
 
     def __init__(self, cache: Cache) -> None:
         self.cache = cache
         self.index: dict[str, str] | None = None
         self.read: dict[str, dict[str, Any]] = {}
 
-    def pack_of(self, key: str) -> str | None:
+    def loaded_index(self) -> dict[str, str]:
         if self.index is None:
             self.index = self.cache.get_pack_index()
-        pack = self.index.get(key)
+        return self.index
+
+    def pack_of(self, key: str) -> str | None:
+        pack = self.loaded_index().get(key)
         return pack if isinstance(pack, str) else None
 
     def entry(self, key: str) -> Any:
@@ -385,6 +401,6 @@ class _Packs:
             return None
         bodies = self.read.get(pack)
         if bodies is None:
-            found = self.cache._entry(pack)
+            found = self.cache._file_entry(pack)
             bodies = self.read[pack] = found if isinstance(found, dict) else {}
         return bodies.get(key)

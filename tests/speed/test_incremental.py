@@ -330,6 +330,14 @@ def test_a_facts_change_rechecks_only_the_files_whose_lookups_it_changes(
     assert len(full) == 1  # the facts change: a project run
     assert ("trainer.py" in analysed) == rechecked
     assert warm == _check(tree, capsys, "--no-cache")
+    if not rechecked:
+        # The result that stood is stored under the new facts too (one pack with its
+        # lookups): the next facts change finds it there and again re-checks nothing.
+        _edit(tree / "pkg" / "records.py", "def unused():", "def unused_again():")
+        analysed.clear()
+        runs = len(full)
+        assert _check(tree, capsys, *cache) == warm
+        assert len(full) == runs + 1 and "trainer.py" not in analysed
 
 
 def test_a_new_question_about_a_module_no_import_reaches_runs_the_project(
