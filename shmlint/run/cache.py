@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from shmlint.run.passes import FirstPass
 
 FORMAT = 2
+# The entries a pack index keeps at most, the least recently used dropped first: the last full
+# runs' and recent edits' (an index of 20,000 entries is ~3 MB of JSON).
+PACK_INDEX_KEEP = 20_000
 # A phase-2 plan: the files to re-check, the facts' digest, each file's call evidence.
 Plan = tuple[list[int], str, list[Calls | None]]
 DIRECTORY_NAME = ".shmlint_cache"
@@ -224,7 +228,7 @@ class Cache:
     def put_first_pass_pack(self, items: list[tuple[str, FirstPass]]) -> str:
         """Store several phase-1 entries in one file (a pack; the key returned): a cold
         project run stores a pack per chunk of files, not a file per entry (creating a file
-        costs ~1 ms on some disks, encoding the entry ~0.2 ms). :meth:`put_pack_index`
+        costs ~1 ms on some disks, encoding the entry ~0.2 ms). :meth:`index_packs`
         makes the packs findable."""
         from shmlint.run.passes import encode
 
@@ -232,17 +236,13 @@ class Cache:
 
     def put_pack(self, bodies: dict[str, Any]) -> str:
         """Store several entries (key → JSON body) in one file; its key is returned. They are
-        found once an index names the pack (:meth:`put_pack_index`)."""
+        found once an index names the pack (:meth:`index_packs`)."""
         digest = hashlib.sha256(b"pack")
         for key in bodies:
             digest.update(b"\0" + key.encode())
         pack = "k" + digest.hexdigest()
         self._store(pack, bodies)
         return pack
-
-    def pack_of(self, key: str) -> str | None:
-        """The pack holding entry ``key`` per this cache's index (None: none)."""
-        return self._packed().pack_of(key)
 
     def pack_index(self) -> dict[str, str]:
         """This cache's pack index as read (entry key → pack key)."""
@@ -253,13 +253,26 @@ class Cache:
             self._packs = _Packs(self)
         return self._packs
 
-    def put_pack_index(self, index: dict[str, str]) -> None:
-        """Record which pack holds each entry (entry key → pack key): one index per
-        configuration and facts (this cache's salt), read once by a run; a project run's
-        phase-1 entries, the phase-2 results a facts change kept."""
+    def index_packs(self, new: dict[str, str], used: Iterable[str] = ()) -> None:
+        """Add entries (entry key → pack key) to the pack index of this configuration and
+        facts (this cache's salt; one file, read once by a run that reads an entry): a project
+        run's phase-1 entries, the phase-2 results a facts change kept. The index is merged,
+        not replaced — a run over a few files (a pre-commit hook) must not hide the whole
+        tree's entries from the next full run — with the keys a run ``used`` and the new ones
+        moved to the recent end, and the oldest dropped past :data:`PACK_INDEX_KEEP`."""
+        index = dict(self.pack_index())
+        for key in used:
+            pack = index.pop(key, None)
+            if pack is not None:
+                index[key] = pack
+        for key, pack in new.items():
+            index.pop(key, None)
+            index[key] = pack
+        excess = len(index) - max(PACK_INDEX_KEEP, len(new) + len(set(used)))
+        if excess > 0:
+            index = dict(list(index.items())[excess:])
         self._store(self._pack_index_key(), index)
-        if self._packs is not None:
-            self._packs.index = dict(index)  # (this cache reads what it just wrote)
+        self._packed().index = index  # (this cache reads what it just wrote)
 
     def get_pack_index(self) -> dict[str, str]:
         """The pack index of this configuration and facts (empty: none)."""

@@ -262,14 +262,8 @@ def check_project(
             if pack and stored is not None:
                 packs[stored] = pack
         if cache is not None and packs:
-            # Where every entry of this run is: the packs just written, and the entries the
-            # run read from the last run's packs (entries stored alone need no index).
-            for entry in keys:
-                if entry is not None and entry not in packs:
-                    found = cache.pack_of(entry)
-                    if found is not None:
-                        packs[entry] = found
-            cache.put_pack_index(packs)
+            # The packs just written, indexed; the entries this run read from packs kept.
+            cache.index_packs(packs, used=(key for key in keys if key is not None))
         modules = _Deferred(files, contents, firsts, keys, config, cache, workers)
         with external.stored_in(cache):
             facts, served = _merged(firsts, keys, config, cache, modules)
@@ -602,8 +596,7 @@ class _Reuse:
     def store(self, cache: Cache) -> None:
         """Store the results that stood, and their lookups, in ``cache`` (one pack)."""
         if self.kept:
-            pack = cache.put_pack(self.kept)
-            cache.put_pack_index({**cache.pack_index(), **dict.fromkeys(self.kept, pack)})
+            cache.index_packs(dict.fromkeys(self.kept, cache.put_pack(self.kept)))
 
 
 def _worth_a_pool(items: list[tuple[str, bytes]]) -> bool:

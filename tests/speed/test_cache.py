@@ -246,3 +246,48 @@ def test_a_lost_or_corrupt_pack_is_recomputed(tmp_path: Path) -> None:
     assert again == expected
     _, warm = check_project(files, config, jobs=2, cache=Cache(directory, config))
     assert warm == expected
+
+
+def test_a_run_over_a_few_files_keeps_the_whole_tree_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pack index is merged, not replaced: after a run over an edited file alone (as a
+    pre-commit hook runs), the next run over the whole tree reads every other entry."""
+    import shmlint.run.runner as runner
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import Cache
+
+    files = _copies(tmp_path, 30)
+    config = Config()
+    directory = tmp_path / "cache"
+    runner.check_project(files, config, jobs=1, cache=Cache(directory, config))
+    edited = files[-1][0]
+    edited.write_text(edited.read_text() + "\n# edited\n")
+    runner.check_project(files[-1:], config, jobs=1, cache=Cache(directory, config))
+    analysed: list[str] = []
+    original = runner.first_pass
+
+    def counted(data: bytes, display: str, *args: Any, **kwargs: Any) -> Any:
+        analysed.append(display)
+        return original(data, display, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "first_pass", counted)
+    runner.check_project(files, config, jobs=1, cache=Cache(directory, config))
+    assert analysed == []  # the edited file's entry too: the small run stored it
+
+
+def test_the_pack_index_drops_the_least_recently_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shmlint.run.cache as cache_module
+    from shmlint.basics.config import Config
+
+    monkeypatch.setattr(cache_module, "PACK_INDEX_KEEP", 4)
+    cache = cache_module.Cache(tmp_path, Config())
+    cache.index_packs({"a": "p1", "b": "p1", "c": "p1"})
+    cache.index_packs({"d": "p2"}, used=["a"])  # a used again: b is the oldest now
+    cache.index_packs({"e": "p3"})
+    fresh = cache_module.Cache(tmp_path, Config())
+    assert fresh.pack_index() == {"c": "p1", "a": "p1", "d": "p2", "e": "p3"}
+    cache.index_packs({f"k{i}": "p4" for i in range(6)})  # a run's own entries all stay
+    assert len(cache_module.Cache(tmp_path, Config()).pack_index()) == 6
