@@ -261,14 +261,15 @@ class Cache:
         tree's entries from the next full run — with the keys a run ``used`` and the new ones
         moved to the recent end, and the oldest dropped past :data:`PACK_INDEX_KEEP`."""
         index = dict(self.pack_index())
-        for key in used:
+        ran = dict.fromkeys(used)  # (in order, read once: ``used`` may be an iterator)
+        for key in ran:
             pack = index.pop(key, None)
             if pack is not None:
                 index[key] = pack
         for key, pack in new.items():
             index.pop(key, None)
             index[key] = pack
-        excess = len(index) - max(PACK_INDEX_KEEP, len(new) + len(set(used)))
+        excess = len(index) - max(PACK_INDEX_KEEP, len(ran.keys() | new.keys()))
         if excess > 0:
             index = dict(list(index.items())[excess:])
         self._store(self._pack_index_key(), index)

@@ -590,7 +590,9 @@ class _Reuse:
         if result is not None:
             self.kept[key] = encode_result(result)
             self.kept[cache.lookups_key(first_key)] = log
-            self.kept.setdefault(cache.lookups_key(""), shared_json(self.facts))
+            shared = cache.lookups_key("")
+            if shared not in self.kept:  # (what every replay of these facts needs, once)
+                self.kept[shared] = shared_json(self.facts)
         return result
 
     def store(self, cache: Cache) -> None:

@@ -291,3 +291,9 @@ def test_the_pack_index_drops_the_least_recently_used(
     assert fresh.pack_index() == {"c": "p1", "a": "p1", "d": "p2", "e": "p3"}
     cache.index_packs({f"k{i}": "p4" for i in range(6)})  # a run's own entries all stay
     assert len(cache_module.Cache(tmp_path, Config()).pack_index()) == 6
+    # ... the ones it used from the index too, given as an iterator (as the runner does).
+    cache.index_packs({"n": "p5"}, used=iter([f"k{i}" for i in range(6)]))
+    assert list(cache_module.Cache(tmp_path, Config()).pack_index()) == [
+        *(f"k{i}" for i in range(6)),
+        "n",
+    ]
