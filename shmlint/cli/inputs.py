@@ -58,10 +58,12 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     if not args.no_cache:
         cache = Cache(args.cache_dir or default_directory(config), config)
     outcomes = None
+    last = None
     if cache is not None and files and args.write_summary is None:
-        outcomes = _recorded(files, config, args, cache, prefilter)
+        last = record.load(files, cache, _mode(args))
+        outcomes = _recorded(files, config, args, cache, last)
     if outcomes is None:
-        outcomes, facts = _run(files, config, args, cache, prefilter)
+        outcomes, facts = _run(files, config, args, cache, prefilter, last)
         if args.write_summary is not None:
             write_summary(args.write_summary, facts)
     results = iter(outcomes)
@@ -81,13 +83,13 @@ def _recorded(
     config: Config,
     args: argparse.Namespace,
     cache: Cache,
-    prefilter: bool,
+    last: record.Record | None,
 ) -> list[FileResult] | None:
-    """The results from the last run's record: all of them when nothing changed (one entry
-    read, nothing analysed), or with the few changed files of a project run analysed
-    against the last run's facts when those cannot differ (shmlint/run/incremental.py)."""
-    mode = _mode(args)
-    last = record.load(files, cache, mode)
+    """The results from the last run's record (``last``): all of them when nothing changed
+    (one entry read, nothing analysed), or with the few changed files of a project run
+    analysed against the last run's facts when those cannot differ
+    (shmlint/run/incremental.py)."""
+    prefilter = not args.no_prefilter
     changed = last.changed(files) if last is not None else None
     if last is None or changed is None:
         return None
@@ -105,7 +107,7 @@ def _recorded(
     if outcome is None:
         return None
     results, stats, trace = outcome
-    record.write(files, stats, results, last.external, cache, mode, trace)
+    record.write(files, stats, results, last.external, cache, _mode(args), trace)
     return results
 
 
@@ -115,9 +117,11 @@ def _run(
     args: argparse.Namespace,
     cache: Cache | None,
     prefilter: bool,
+    last: record.Record | None = None,
 ) -> tuple[list[FileResult], ProjectFacts | None]:
     """The full run (the analysis is imported only here: a warm run never loads it); with a
-    cache, it leaves a record for the next run."""
+    cache, it leaves a record for the next run (``last``: the record of the last run over
+    these files, if any: a project run takes what stands of it)."""
     from shmlint.run.runner import RunTrace, check_files, check_project, default_jobs
 
     jobs = args.jobs or default_jobs()
@@ -127,7 +131,7 @@ def _run(
     facts: ProjectFacts | None = None
     if files and not args.per_file:
         facts, outcomes = check_project(
-            files, config, jobs=jobs, cache=cache, prefilter=prefilter, trace=trace
+            files, config, jobs=jobs, cache=cache, prefilter=prefilter, trace=trace, last=last
         )
     else:
         outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)

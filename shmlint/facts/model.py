@@ -324,7 +324,10 @@ class ProjectFacts:
         return self._reader_pattern
 
     def call_evidence(
-        self, imports: tuple[tuple[str, str], ...], data: bytes
+        self,
+        imports: tuple[tuple[str, str], ...],
+        data: bytes,
+        spelled: frozenset[bytes] | None = None,
     ) -> tuple[frozenset[bytes], tuple[bytes, ...] | None]:
         """Whether a module with these imports and this text may call a module-level function
         of another module that returns a read (it imports the function or a re-export of it,
@@ -332,10 +335,13 @@ class ProjectFacts:
         the readers' last names ``data`` spells, and the dotted names whose presence in the
         text makes it call one (None: it does, by an import alone). For any text spelling no
         other reader name the evidence is the same: a warm run decides an edited file by it
-        without these facts (shmlint/run/incremental.py)."""
+        without these facts (shmlint/run/incremental.py). ``spelled``: the readers' names
+        ``data`` spells, when known (the last run's scan of the same bytes for the same
+        names, :meth:`reader_words`): the text is not scanned again."""
         # Substring tests (C memmem) beat one regex with many alternatives; a name inside a
         # longer word only costs a closer look below.
-        spelled = frozenset(word for word in self.reader_words() if word in data)
+        if spelled is None:
+            spelled = frozenset(word for word in self.reader_words() if word in data)
         if not spelled:
             return spelled, ()
         if self._by_last is None:

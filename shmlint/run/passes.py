@@ -51,18 +51,21 @@ class FirstPass:
         """True when the project's facts may change this file's findings."""
         return self.second_pass(facts, data)[0]
 
-    def second_pass(self, facts: ProjectFacts, data: bytes) -> tuple[bool, Calls | None]:
+    def second_pass(
+        self, facts: ProjectFacts, data: bytes, spelled: frozenset[bytes] | None = None
+    ) -> tuple[bool, Calls | None]:
         """:meth:`needs_second_pass`, and when it is false for an analysed file, the evidence
         it was decided on without a call of a reader (``ProjectFacts.call_evidence``, as
         text: the readers' names the file spells, and the dotted names that would make it
-        call one), which a warm run decides an edit of the file by."""
+        call one), which a warm run decides an edit of the file by. ``spelled``: the
+        readers' names the file spells, when already known (the text is not scanned)."""
         if self.summary is None:
             return False, None
         if facts.defines_readers(self.summary.module):
             return True, None
         if any(facts.answer(question) != answer for question, answer in self.questions):
             return True, None
-        spelled, needles = facts.call_evidence(self.summary.imports, data)
+        spelled, needles = facts.call_evidence(self.summary.imports, data, spelled)
         if needles is None or any(needle in data for needle in needles):
             return True, None
         if self.deferred:

@@ -76,6 +76,28 @@ class Record:
             i for i, ((path, _), old) in enumerate(zip(files, self.stats)) if stat_of(path) != old
         ]
 
+    # What a full run after this one (a change of the facts) takes from it as it is: the
+    # same phase-1 key means the same bytes and configuration, so the same phase-1 entry.
+
+    def gave(self, index: int, key: str | None) -> str | None:
+        """What analysed file ``index`` gave the merge (``runner.gives``) when its phase-1
+        key was ``key`` too; None otherwise (a deferred module's depends on the merge)."""
+        if key is None or index >= len(self.keys) or self.keys[index] != key:
+            return None
+        given = self.gives[index]
+        return given if given.startswith("a") else None
+
+    def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
+        """The readers' names analysed file ``index`` spelled (``ProjectFacts.call_evidence``,
+        for the names in :attr:`reader_words`) when its phase-1 key was ``key`` too; None
+        when not known (another key, or phase 2 re-checked the file)."""
+        if key is None or index >= len(self.keys) or self.keys[index] != key:
+            return None
+        calls = self.calls[index]
+        if calls is None:
+            return None
+        return frozenset(word.encode("utf-8", "surrogateescape") for word in calls[0])
+
 
 def load(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> Record | None:
     """The record of the last run over ``files`` in ``mode``, if any."""

@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
@@ -180,6 +180,21 @@ class RunTrace:
     calls: list[Calls | None] = dataclasses.field(default_factory=list)
 
 
+class LastRun(Protocol):
+    """What a run takes from the last one over the same files (``record.Record``), for the
+    files whose phase-1 key is unchanged."""
+
+    @property
+    def reader_words(self) -> list[str]:
+        """The readers' names the last run looked for (:attr:`RunTrace.reader_words`)."""
+
+    def gave(self, index: int, key: str | None) -> str | None:
+        """What analysed file ``index`` gave the merge (:func:`gives`), or None."""
+
+    def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
+        """The readers' names file ``index`` spelled (its call evidence), or None."""
+
+
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
 # never equals what a later run computes (a full run follows any change to it).
 UNKNOWN_SYNTAX = "?"
@@ -218,12 +233,15 @@ def check_project(
     prefilter: bool = True,
     lazy: bool = True,
     trace: RunTrace | None = None,
+    last: LastRun | None = None,
 ) -> tuple[ProjectFacts, list[FileResult]]:
     """The project run (shmlint/run/passes.py): phase 1 on every file, the merge, phase 2
     on the files whose findings the project's facts may change; results in input order.
     ``lazy``: modules with nothing to check per file are parsed only when the facts need
     them (closure.py); ``lazy=False`` parses every module (the reference the tests use).
-    ``trace`` (with a cache) is filled for the run record."""
+    ``trace`` (with a cache) is filled for the run record; ``last``: the record of the last
+    run over the same files (what it computed of a file whose phase-1 key is unchanged is
+    taken as it is: what the file gives the merge, the readers' names it spells)."""
     contents = _read_all(files)
     firsts: list[FirstPass | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)
@@ -273,7 +291,8 @@ def check_project(
         # (Facts merged anew, though the run's keys are the same: an installed package changed.)
         plan = cache.get_plan(plan_key) if served and cache and plan_key else None
         if plan is None:
-            plan = _plan(firsts, contents, facts, modules, digest=cache is not None)
+            spelled = _spelled(last, keys, facts)
+            plan = _plan(firsts, contents, facts, modules, digest=cache is not None, known=spelled)
             if cache is not None and plan_key is not None:
                 cache.put_plan(plan_key, plan)
     second, facts_digest, calls = plan
@@ -289,7 +308,10 @@ def check_project(
                 syntax = UNKNOWN_SYNTAX
             elif index in modules.loaded:
                 syntax = summary_digest(modules.loaded[index])
-            trace.gives.append(gives(item, syntax))
+            given = None
+            if last is not None and item is not None and not item.deferred:
+                given = last.gave(index, keys[index])
+            trace.gives.append(given if given is not None else gives(item, syntax))
         trace.facts_key = "f" + _run_digest(keys)
         trace.facts_digest = facts_digest
         trace.reader_words = sorted(word.decode() for word in facts.reader_words())
@@ -332,10 +354,12 @@ def _plan(
     modules: _Deferred,
     *,
     digest: bool = True,
+    known: Callable[[int], frozenset[bytes] | None] | None = None,
 ) -> tuple[list[int], str, list[Calls | None]]:
     """The files phase 2 re-checks, the digest of the facts (empty without ``digest``: only
     a cache keys by it), and each file's call evidence (``FirstPass.second_pass``); the
-    deferred files spelling a reader's name get their summaries (in ``firsts``) first."""
+    deferred files spelling a reader's name get their summaries (in ``firsts``) first.
+    ``known``: the readers' names a file spells, by its index, where already known."""
     calling = modules.callers(facts)
     for index, summary in zip(calling, modules.load_all(calling), strict=True):
         item = firsts[index]
@@ -345,7 +369,7 @@ def _plan(
     calls: list[Calls | None] = []
     for index, (item, data) in enumerate(zip(firsts, contents)):
         needed, evidence = (
-            item.second_pass(facts, data)
+            item.second_pass(facts, data, known(index) if known is not None else None)
             if item is not None and data is not None
             else (False, None)
         )
@@ -353,6 +377,17 @@ def _plan(
             second.append(index)
         calls.append(evidence)
     return second, facts.digest() if digest else "", calls
+
+
+def _spelled(
+    last: LastRun | None, keys: list[str | None], facts: ProjectFacts
+) -> Callable[[int], frozenset[bytes] | None] | None:
+    """The readers' names each file spelled in the last run, by index, when the readers'
+    names are the ones it looked for (scanning ~2,000 files for them was most of the plan
+    after a change of the facts); None when nothing is known."""
+    if last is None or frozenset(w.encode() for w in last.reader_words) != facts.reader_words():
+        return None
+    return lambda index: last.spelled(index, keys[index])
 
 
 def _run_digest(keys: list[str | None]) -> str:

@@ -1,0 +1,122 @@
+"""A full project run after a change of the facts takes from the last run's record what it
+computed of the files whose bytes did not change (what each gives the merge, the readers'
+names each spells), and leaves the record a run without it would leave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shmlint.basics.config import Config
+from shmlint.facts.model import ProjectFacts
+from shmlint.run import record
+from shmlint.run.cache import Cache
+from shmlint.run.runner import RunTrace, check_project
+
+READER = "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
+
+
+def _project(root: Path) -> list[tuple[Path, str]]:
+    """``pkg.reads.fetch`` returns a read; ``pkg.other`` spells its name but never calls it
+    (phase 2 leaves it alone, on the evidence of what it spells)."""
+    tree = root / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "reads.py").write_text(READER)
+    (tree / "pkg" / "other.py").write_text(
+        "import ray\n\nfrom pkg import reads\n\n\nclass Keeper:\n"
+        "    def keep(self, ref):\n"
+        "        self.value = ray.get(ref)  # not fetch\n"
+    )
+    return [(path, str(path)) for path in sorted(tree.rglob("*.py"))]
+
+
+def _run(
+    files: list[tuple[Path, str]], cache: Cache, last: record.Record | None = None
+) -> tuple[RunTrace, list[object]]:
+    trace = RunTrace()
+    _, results = check_project(files, Config(), jobs=1, cache=cache, trace=trace, last=last)
+    return trace, list(results)
+
+
+def _recorded(files: list[tuple[Path, str]], cache: Cache, trace: RunTrace) -> record.Record:
+    _, results = check_project(files, Config(), jobs=1, cache=None)
+    stats = [record.stat_of(path) for path, _ in files]
+    record.write(files, stats, results, {}, cache, "project", trace)
+    last = record.load(files, cache, "project")
+    assert last is not None
+    return last
+
+
+def _scans(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """Per call evidence asked from now on: the module, and whether its text was scanned."""
+    asked: list[tuple[str, bool]] = []
+    original = ProjectFacts.call_evidence
+
+    def spy(
+        self: ProjectFacts,
+        imports: tuple[tuple[str, str], ...],
+        data: bytes,
+        spelled: frozenset[bytes] | None = None,
+    ) -> tuple[frozenset[bytes], tuple[bytes, ...] | None]:
+        asked.append((data.decode(), spelled is None))
+        return original(self, imports, data, spelled)
+
+    monkeypatch.setattr(ProjectFacts, "call_evidence", spy)
+    return asked
+
+
+def test_a_facts_change_takes_what_stands_from_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _project(tmp_path)
+    cache = Cache(tmp_path / "cache", Config())
+    first, _ = _run(files, cache)
+    assert first.calls[files.index(next(f for f in files if f[0].name == "other.py"))] == (
+        ["fetch"],
+        ["reads.fetch"],
+    )
+    last = _recorded(files, cache, first)
+    reads = next(path for path, _ in files if path.name == "reads.py")
+    reads.write_text(READER + "\n\ndef added():\n    return None\n")  # the facts change
+    scans = _scans(monkeypatch)
+    taken, taken_results = _run(files, cache, last)
+    other = [scanned for text, scanned in scans if "class Keeper" in text]
+    assert other == [False], "the unchanged file's text is not scanned again"
+    fresh, fresh_results = _run(files, Cache(tmp_path / "fresh", Config()))
+    assert taken == fresh
+    assert taken_results == fresh_results
+
+
+def test_other_readers_scan_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _project(tmp_path)
+    cache = Cache(tmp_path / "cache", Config())
+    first, _ = _run(files, cache)
+    last = _recorded(files, cache, first)
+    reads = next(path for path, _ in files if path.name == "reads.py")
+    reads.write_text(READER + "\n\ndef fetch_all(refs):\n    return ray.get(refs)\n")  # a reader
+    scans = _scans(monkeypatch)
+    taken, _ = _run(files, cache, last)
+    assert scans and all(scanned for _, scanned in scans)
+    assert "fetch_all" in taken.reader_words
+    fresh, _ = _run(files, Cache(tmp_path / "fresh", Config()))
+    assert taken == fresh
+
+
+def test_the_command_hands_the_record_to_the_full_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from shmlint.cli import main
+
+    files = _project(tmp_path)
+    tree = files[0][0].parent.parent
+    command = ["check", "-j", "1", "--cache-dir", str(tmp_path / "cache"), str(tree)]
+    main(command)
+    capsys.readouterr()
+    reads = next(path for path, _ in files if path.name == "reads.py")
+    reads.write_text(READER + "\n\ndef added():\n    return None\n")
+    scans = _scans(monkeypatch)
+    warm = main(command), capsys.readouterr().out
+    assert [scanned for text, scanned in scans if "class Keeper" in text] == [False]
+    assert warm == (main([*command[:3], "--no-cache", str(tree)]), capsys.readouterr().out)
