@@ -298,7 +298,12 @@ class Cache:
 
     def put_syntax_summary(self, key: str, summary: ModuleSummary | None) -> None:
         """Store a deferred module's summary (or that it has none)."""
-        self._store(key, {"summary": None if summary is None else summary.to_json()})
+        self._store(key, syntax_body(summary))
+
+    def put_syntax_pack(self, items: list[tuple[str, ModuleSummary | None]]) -> str:
+        """Store several deferred modules' summaries in one pack (its key returned), as
+        :meth:`put_first_pass_pack` stores phase-1 entries."""
+        return self.put_pack({key: syntax_body(summary) for key, summary in items})
 
     def external_key(self, path: str, stamp: tuple[int, int], module: str, package: bool) -> str:
         """The entry of an installed module's summary (shmlint/facts/external.py): its file at
@@ -385,6 +390,11 @@ class Cache:
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(temporary, path)
+
+
+def syntax_body(summary: ModuleSummary | None) -> dict[str, Any]:
+    """The stored form of a deferred module's summary (:meth:`Cache.get_syntax_summary`)."""
+    return {"summary": None if summary is None else summary.to_json()}
 
 
 # A Cache's state as sent to a worker (its packs read so far stay behind).

@@ -134,18 +134,16 @@ def _first_chunk(
 
 def _summary_chunk(
     chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, cache: Cache | None = None
-) -> list[ModuleSummary | None]:
-    """Deferred modules' syntactic summaries; with ``cache``, each stored here, in the worker
-    (as :func:`_first_chunk` stores phase-1 entries), under its (lazy) phase-1 key."""
-    summaries = []
-    for display, data in chunk:
-        summary = syntax_summary(data, display, config)
-        if cache is not None:
-            cache.put_syntax_summary(
-                syntax_key(first_pass_key(cache, display, data, True)), summary
-            )
-        summaries.append(summary)
-    return summaries
+) -> list[tuple[ModuleSummary | None, str]]:
+    """Deferred modules' syntactic summaries, and the pack each is stored in (``""``: none):
+    with ``cache``, the chunk's are stored here, in the worker, in one pack (as
+    :func:`_first_chunk` stores phase-1 entries), each under its (lazy) phase-1 key."""
+    summaries = [syntax_summary(data, display, config) for display, data in chunk]
+    pack = ""
+    if cache is not None and summaries:
+        keys = [syntax_key(first_pass_key(cache, d, data, True)) for d, data in chunk]
+        pack = cache.put_syntax_pack(list(zip(keys, summaries, strict=True)))
+    return [(summary, pack) for summary in summaries]
 
 
 def syntax_key(first_key: str) -> str:
@@ -279,9 +277,6 @@ def check_project(
             stored = keys[index]
             if pack and stored is not None:
                 packs[stored] = pack
-        if cache is not None and packs:
-            # The packs just written, indexed; the entries this run read from packs kept.
-            cache.index_packs(packs, used=(key for key in keys if key is not None))
         modules = _Deferred(files, contents, firsts, keys, config, cache, workers)
         with external.stored_in(cache):
             facts, served = _merged(firsts, keys, config, cache, modules)
@@ -295,6 +290,13 @@ def check_project(
             plan = _plan(firsts, contents, facts, modules, digest=cache is not None, known=spelled)
             if cache is not None and plan_key is not None:
                 cache.put_plan(plan_key, plan)
+        if cache is not None:
+            # The packs this run wrote (phase-1 entries, deferred modules' summaries), indexed
+            # once; the entries it read from packs kept.
+            packs |= modules.store()
+            if packs:
+                used = [key for key in keys if key is not None] + modules.used
+                cache.index_packs(packs, used=used)
     second, facts_digest, calls = plan
     if trace is not None and cache is not None:
         trace.keys = list(keys)
@@ -420,6 +422,11 @@ class _Deferred:
                 self.index.setdefault(item.deferred, []).append(i)
         self.loaded: dict[int, ModuleSummary | None] = {}
         self.order: dict[int, int] = {}  # id(summary) → file index: merge in file order
+        # The cache keys of the summaries read from it, and of those computed: by the workers
+        # (→ the pack each is in), in this process (stored by :meth:`store`).
+        self.used: list[str] = []
+        self.packs: dict[str, str] = {}
+        self.pending: list[tuple[str, ModuleSummary | None]] = []
 
     def load_index(self, index: int) -> ModuleSummary | None:
         if index in self.loaded:
@@ -441,12 +448,24 @@ class _Deferred:
         key = self.keys[index]
         if self.cache is None or key is None:
             return False
-        return self.cache.get_syntax_summary(syntax_key(key))
+        found = self.cache.get_syntax_summary(syntax_key(key))
+        if found is not False:
+            self.used.append(syntax_key(key))
+        return found
 
     def _keep(self, index: int, summary: ModuleSummary | None) -> None:
         key = self.keys[index]
         if self.cache is not None and key is not None:
-            self.cache.put_syntax_summary(syntax_key(key), summary)
+            self.pending.append((syntax_key(key), summary))
+
+    def store(self) -> dict[str, str]:
+        """Store the summaries computed in this process (one pack); the packs of every
+        summary this run computed (entry key → pack), for the cache's index."""
+        if self.cache is not None and self.pending:
+            pack = self.cache.put_syntax_pack(self.pending)
+            self.packs.update(dict.fromkeys((key for key, _ in self.pending), pack))
+            self.pending = []
+        return self.packs
 
     def prefetch(self, indices: Iterable[int]) -> None:
         """Load these files' summaries now, the ones not cached parsed in the worker pool
@@ -461,10 +480,13 @@ class _Deferred:
             else:
                 self._loaded(index, cached)
         items = [(self.files[i][1], self.contents[i] or b"") for i in todo]
-        work = functools.partial(_summary_chunk, cache=self.cache)  # (stores each)
+        work = functools.partial(_summary_chunk, cache=self.cache)  # (stores them)
         computed = self.workers.map(work, items, self.config, True)
-        for index, summary in zip(todo, computed, strict=True):
+        for index, (summary, pack) in zip(todo, computed, strict=True):
             self._loaded(index, summary)
+            key = self.keys[index]
+            if pack and key is not None:
+                self.packs[syntax_key(key)] = pack
 
     def load_all(self, indices: list[int]) -> list[ModuleSummary | None]:
         """These files' summaries, in order (those not loaded yet parsed in the pool)."""

@@ -217,6 +217,7 @@ def test_entries_are_stored_by_the_workers(tmp_path: Path, runner_writes: list[s
         if p.name.startswith("lib")
     ]
     assert len(summaries) == 8 and all(s is not False for s in summaries)  # loaded, stored
+    assert not list((tmp_path / "cache").rglob("y*.json"))  # in packs too
     # Per file: every result stored by the workers, and served as computed.
     runner_writes.clear()
     per_file = Cache(tmp_path / "per-file", config)

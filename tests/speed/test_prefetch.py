@@ -50,7 +50,9 @@ def _run(root: Path, cache_dir: Path, jobs: int) -> tuple[ProjectFacts, list[Fil
     config = Config(root=root)
     files = list(iter_python_files([str(root)], config))
     facts, results = runner.check_project(files, config, jobs=jobs, cache=Cache(cache_dir, config))
-    summaries = {p.name for p in cache_dir.rglob("y*.json")}  # the deferred modules parsed
+    # The deferred modules parsed: their summaries, stored in packs (none in a file alone).
+    assert not list(cache_dir.rglob("y*.json"))
+    summaries = {key for key in Cache(cache_dir, config).pack_index() if key.startswith("y")}
     return facts, results, summaries
 
 
