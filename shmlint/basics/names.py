@@ -182,9 +182,21 @@ def _parameter_names(args: ast.arguments) -> Iterator[str]:
 
 
 def _bind_target(target: ast.AST, scope: Scope) -> None:
-    for node in ast.walk(target):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            scope.locals.add(node.id)
+    """The names an assignment (``for``, ``with``, ``del``) target binds. A name, a tuple or
+    list of targets, a starred target are taken apart directly; anything else (``a[i]``,
+    ``a.b``: they bind no name, unless a walrus hides inside) is walked whole."""
+    if isinstance(target, ast.Name):
+        if isinstance(target.ctx, (ast.Store, ast.Del)):
+            scope.locals.add(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _bind_target(element, scope)
+    elif isinstance(target, ast.Starred):
+        _bind_target(target.value, scope)
+    else:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                scope.locals.add(node.id)
 
 
 def _collect(node: ast.AST, scope: Scope) -> None:

@@ -94,3 +94,26 @@ def test_the_ray_tree_binds_the_same() -> None:
             spelled += 1
             _same(text)
     assert spelled > 30
+
+
+TARGETS = """\
+a, (b, *c) = f()
+[d, e] = g()
+for i, (j, k) in pairs:
+    pass
+with open(p) as (h, *rest):
+    pass
+del a, b
+obj[(w := 0)] = 1
+obj.attr = 2
+first[0], second.x = 3, 4
+"""
+
+
+def test_assignment_targets_bind_their_names() -> None:
+    """Names in tuples, lists and starred targets bind; a subscript or attribute target
+    binds none (but a walrus inside it does)."""
+    tree = ast.parse(TARGETS)
+    for walrus in (walrus_lines(TARGETS), True):
+        module = Scope(tree, None, walrus=walrus)
+        assert module.locals == {"a", "b", "c", "d", "e", "i", "j", "k", "h", "rest", "w"}

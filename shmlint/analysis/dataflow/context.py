@@ -132,6 +132,7 @@ class ModuleContext:
         self.loop_assigned: dict[int, frozenset[str]] = {}  # by loop: see LoopFrame.assigned
         self.local_annotations: dict[int, list[tuple[str, ast.expr]]] = {}  # by function
         self.serialized: dict[int, bool] = {}  # by function: see returns_serialized
+        self._direct_calls: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
 
     def scope(self, node: ScopeNode, parent: Scope) -> Scope:
         """The scope of a nested body: built once per module analysis, not once per pass."""
@@ -139,6 +140,24 @@ class ModuleContext:
         if scope is None or scope.parent is not parent:
             scope = self._scopes[id(node)] = Scope(node, parent)
         return scope
+
+    def direct_calls(self, node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+        """The names called directly anywhere under ``node`` (a class or the module): as
+        ``x.m(...)`` of a plain name ``x`` (the ``m``), and as ``f(...)``. Walked once per
+        node, not once per remote function that asks (``returns_serialized``)."""
+        found = self._direct_calls.get(id(node))
+        if found is None:
+            methods: set[str] = set()
+            functions: set[str] = set()
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call):
+                    func = sub.func
+                    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                        methods.add(func.attr)
+                    elif isinstance(func, ast.Name):
+                        functions.add(func.id)
+            found = self._direct_calls[id(node)] = (frozenset(methods), frozenset(functions))
+        return found
 
     def label(
         self,

@@ -94,6 +94,11 @@ class ExpressionMixin(AnalysisBase):
             return self.call_value(node, state)
         if isinstance(node, ast.Constant):
             return EMPTY
+        if isinstance(node, ast.Compare):  # plain data (as below), its parts in order
+            self.value(node.left, state)
+            for comparator in node.comparators:
+                self.value(comparator, state)
+            return EMPTY
         if isinstance(node, ast.Await):
             return self.await_value(node, state)
         if isinstance(node, ast.NamedExpr):

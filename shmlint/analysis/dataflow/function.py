@@ -350,17 +350,11 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             for d in getattr(decorated, "decorator_list", ())
         ):
             return False
-        name = self.node.name
         where = owner.node if self.class_name is not None else self.scope.module().node
-        for sub in ast.walk(where):
-            if isinstance(sub, ast.Call):
-                func = sub.func
-                if self.class_name is not None and isinstance(func, ast.Attribute):
-                    if func.attr == name and isinstance(func.value, ast.Name):
-                        return False  # `self.m(...)` inside the actor: a direct call
-                elif self.class_name is None and isinstance(func, ast.Name) and func.id == name:
-                    return False
-        return True
+        methods, functions = self.ctx.direct_calls(where)
+        if self.class_name is not None:
+            return self.node.name not in methods  # `self.m(...)` inside the actor: direct
+        return self.node.name not in functions
 
     def report_return(self, value: Value, node: ast.AST, state: State) -> None:
         """``return value``: the caller keeps it (SHM101); records returned handles as facts."""
