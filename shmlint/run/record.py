@@ -79,10 +79,13 @@ class Record:
     # What a full run after this one (a change of the facts) takes from it as it is: the
     # same phase-1 key means the same bytes and configuration, so the same phase-1 entry.
 
+    def _same_key(self, index: int, key: str | None) -> bool:
+        return key is not None and index < len(self.keys) and self.keys[index] == key
+
     def gave(self, index: int, key: str | None) -> str | None:
         """What analysed file ``index`` gave the merge (``runner.gives``) when its phase-1
         key was ``key`` too; None otherwise (a deferred module's depends on the merge)."""
-        if key is None or index >= len(self.keys) or self.keys[index] != key:
+        if not self._same_key(index, key) or index >= len(self.gives):
             return None
         given = self.gives[index]
         return given if given.startswith("a") else None
@@ -91,12 +94,15 @@ class Record:
         """The readers' names analysed file ``index`` spelled (``ProjectFacts.call_evidence``,
         for the names in :attr:`reader_words`) when its phase-1 key was ``key`` too; None
         when not known (another key, or phase 2 re-checked the file)."""
-        if key is None or index >= len(self.keys) or self.keys[index] != key:
+        if not self._same_key(index, key) or index >= len(self.calls):
             return None
         calls = self.calls[index]
         if calls is None:
             return None
-        return frozenset(word.encode("utf-8", "surrogateescape") for word in calls[0])
+        try:
+            return frozenset(word.encode("utf-8", "surrogateescape") for word in calls[0])
+        except UnicodeEncodeError:  # not what a run writes: a garbled record
+            return None
 
 
 def load(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> Record | None:

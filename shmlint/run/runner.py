@@ -387,7 +387,12 @@ def _spelled(
     """The readers' names each file spelled in the last run, by index, when the readers'
     names are the ones it looked for (scanning ~2,000 files for them was most of the plan
     after a change of the facts); None when nothing is known."""
-    if last is None or frozenset(w.encode() for w in last.reader_words) != facts.reader_words():
+    if last is None:
+        return None
+    try:
+        if frozenset(word.encode() for word in last.reader_words) != facts.reader_words():
+            return None
+    except UnicodeEncodeError:  # not what a run writes: a garbled record
         return None
     return lambda index: last.spelled(index, keys[index])
 

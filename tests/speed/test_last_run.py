@@ -120,3 +120,21 @@ def test_the_command_hands_the_record_to_the_full_run(
     warm = main(command), capsys.readouterr().out
     assert [scanned for text, scanned in scans if "class Keeper" in text] == [False]
     assert warm == (main([*command[:3], "--no-cache", str(tree)]), capsys.readouterr().out)
+
+
+def test_a_record_of_other_lengths_gives_nothing() -> None:
+    """A garbled record (lists shorter than its keys) is not trusted, never a crash."""
+    last = record.Record([], [], {}, ["k0", "k1"], ["a0"], "", "", ["fetch"], [], [])
+    assert last.gave(0, "k0") == "a0"
+    assert last.gave(1, "k1") is None
+    assert last.gave(0, "other") is None
+    assert last.spelled(0, "k0") is None
+    assert last.spelled(5, "k5") is None
+
+
+def test_a_garbled_record_of_names_gives_nothing() -> None:
+    from shmlint.run.runner import _spelled
+
+    garbled = record.Record([], [], {}, ["k0"], ["a0"], "", "", ["\ud800"], [], [(["\ud800"], [])])
+    assert garbled.spelled(0, "k0") is None
+    assert _spelled(garbled, ["k0"], ProjectFacts()) is None
