@@ -33,6 +33,8 @@ FORMAT = 2
 # The entries a pack index keeps at most, the least recently used dropped first: the last full
 # runs' and recent edits' (an index of 20,000 entries is ~3 MB of JSON).
 PACK_INDEX_KEEP = 20_000
+# The most entries one pack holds (a worker's chunk of files is at most as many).
+PACK_ENTRIES = 16
 # A phase-2 plan: the files to re-check, the facts' digest, each file's call evidence.
 Plan = tuple[list[int], str, list[Calls | None]]
 DIRECTORY_NAME = ".shmlint_cache"
@@ -225,8 +227,8 @@ class Cache:
 
         self._store(key, encode(item))
 
-    def put_first_pass_pack(self, items: list[tuple[str, FirstPass]]) -> str:
-        """Store several phase-1 entries in one file (a pack; the key returned): a cold
+    def put_first_pass_pack(self, items: list[tuple[str, FirstPass]]) -> dict[str, str]:
+        """Store several phase-1 entries in packs (entry key → pack key returned): a cold
         project run stores a pack per chunk of files, not a file per entry (creating a file
         costs ~1 ms on some disks, encoding the entry ~0.2 ms). :meth:`index_packs`
         makes the packs findable."""
@@ -234,15 +236,22 @@ class Cache:
 
         return self.put_pack({key: encode(item) for key, item in items})
 
-    def put_pack(self, bodies: dict[str, Any]) -> str:
-        """Store several entries (key → JSON body) in one file; its key is returned. They are
-        found once an index names the pack (:meth:`index_packs`)."""
-        digest = hashlib.sha256(b"pack")
-        for key in bodies:
-            digest.update(b"\0" + key.encode())
-        pack = "k" + digest.hexdigest()
-        self._store(pack, bodies)
-        return pack
+    def put_pack(self, bodies: dict[str, Any]) -> dict[str, str]:
+        """Store several entries (key → JSON body) in packs of at most :data:`PACK_ENTRIES`
+        (reading one entry reads its whole pack: a run in one process has one chunk of
+        thousands of files); entry key → pack key is returned. They are found once an index
+        names the packs (:meth:`index_packs`)."""
+        keys = list(bodies)
+        packs: dict[str, str] = {}
+        for start in range(0, len(keys), PACK_ENTRIES):
+            some = keys[start : start + PACK_ENTRIES]
+            digest = hashlib.sha256(b"pack")
+            for key in some:
+                digest.update(b"\0" + key.encode())
+            pack = "k" + digest.hexdigest()
+            self._store(pack, {key: bodies[key] for key in some})
+            packs.update(dict.fromkeys(some, pack))
+        return packs
 
     def pack_index(self) -> dict[str, str]:
         """This cache's pack index as read (entry key → pack key)."""
@@ -300,9 +309,9 @@ class Cache:
         """Store a deferred module's summary (or that it has none)."""
         self._store(key, syntax_body(summary))
 
-    def put_syntax_pack(self, items: list[tuple[str, ModuleSummary | None]]) -> str:
-        """Store several deferred modules' summaries in one pack (its key returned), as
-        :meth:`put_first_pass_pack` stores phase-1 entries."""
+    def put_syntax_pack(self, items: list[tuple[str, ModuleSummary | None]]) -> dict[str, str]:
+        """Store several deferred modules' summaries in packs (entry key → pack key
+        returned), as :meth:`put_first_pass_pack` stores phase-1 entries."""
         return self.put_pack({key: syntax_body(summary) for key, summary in items})
 
     def external_key(self, path: str, stamp: tuple[int, int], module: str, package: bool) -> str:

@@ -115,35 +115,33 @@ def _first_chunk(
     cache: Cache | None = None,
 ) -> list[tuple[FirstPass, str]]:
     """Phase 1 of each file, and the pack its entry is stored in (``""``: none). With
-    ``cache``, the chunk's entries are stored here, in the worker, in one pack: encoding and
+    ``cache``, the chunk's entries are stored here, in the worker, in packs: encoding and
     writing a cold run's entries, a file each, took the runner seconds after the pool had
     finished. (A deferred module's phase 1 is a text check, as quick as reading its entry:
     none is kept.)"""
     computed = [
-        (display, data, first_pass(data, display, config, prefilter=prefilter, lazy=lazy))
-        for display, data in chunk
+        first_pass(data, display, config, prefilter=prefilter, lazy=lazy) for display, data in chunk
     ]
-    stored = [
-        (first_pass_key(cache, display, data, lazy), item)
-        for display, data, item in computed
-        if cache is not None and not item.deferred
-    ]
-    pack = cache.put_first_pass_pack(stored) if cache is not None and stored else ""
-    return [(item, "" if item.deferred else pack) for _, _, item in computed]
+    if cache is None:
+        return [(item, "") for item in computed]
+    keys = [first_pass_key(cache, display, data, lazy) for display, data in chunk]
+    stored = [(key, item) for key, item in zip(keys, computed) if not item.deferred]
+    packs = cache.put_first_pass_pack(stored) if stored else {}
+    return [(item, "" if item.deferred else packs[key]) for key, item in zip(keys, computed)]
 
 
 def _summary_chunk(
     chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, cache: Cache | None = None
 ) -> list[tuple[ModuleSummary | None, str]]:
     """Deferred modules' syntactic summaries, and the pack each is stored in (``""``: none):
-    with ``cache``, the chunk's are stored here, in the worker, in one pack (as
+    with ``cache``, the chunk's are stored here, in the worker, in packs (as
     :func:`_first_chunk` stores phase-1 entries), each under its (lazy) phase-1 key."""
     summaries = [syntax_summary(data, display, config) for display, data in chunk]
-    pack = ""
-    if cache is not None and summaries:
-        keys = [syntax_key(first_pass_key(cache, d, data, True)) for d, data in chunk]
-        pack = cache.put_syntax_pack(list(zip(keys, summaries, strict=True)))
-    return [(summary, pack) for summary in summaries]
+    if cache is None or not summaries:
+        return [(summary, "") for summary in summaries]
+    keys = [syntax_key(first_pass_key(cache, d, data, True)) for d, data in chunk]
+    packs = cache.put_syntax_pack(list(zip(keys, summaries, strict=True)))
+    return [(summary, packs[key]) for key, summary in zip(keys, summaries)]
 
 
 def syntax_key(first_key: str) -> str:
@@ -464,11 +462,10 @@ class _Deferred:
             self.pending.append((syntax_key(key), summary))
 
     def store(self) -> dict[str, str]:
-        """Store the summaries computed in this process (one pack); the packs of every
+        """Store the summaries computed in this process (in packs); the packs of every
         summary this run computed (entry key → pack), for the cache's index."""
         if self.cache is not None and self.pending:
-            pack = self.cache.put_syntax_pack(self.pending)
-            self.packs.update(dict.fromkeys((key for key, _ in self.pending), pack))
+            self.packs.update(self.cache.put_syntax_pack(self.pending))
             self.pending = []
         return self.packs
 
@@ -630,7 +627,7 @@ class _Reuse:
         self.earlier, self.facts = earlier, facts
         shared = earlier.get_lookups(earlier.lookups_key(""))
         self.usable = shared is not None and shared == json.loads(json.dumps(shared_json(facts)))
-        # What stands, to store under these facts too (one pack: two files a result took
+        # What stands, to store under these facts too (in packs: two files a result took
         # ~0.5 s of a warm run after a facts change on the ray wheel).
         self.kept: dict[str, Any] = {}
 
@@ -658,9 +655,9 @@ class _Reuse:
         return result
 
     def store(self, cache: Cache) -> None:
-        """Store the results that stood, and their lookups, in ``cache`` (one pack)."""
+        """Store the results that stood, and their lookups, in ``cache`` (in packs)."""
         if self.kept:
-            cache.index_packs(dict.fromkeys(self.kept, cache.put_pack(self.kept)))
+            cache.index_packs(cache.put_pack(self.kept))
 
 
 def _worth_a_pool(items: list[tuple[str, bytes]]) -> bool:

@@ -298,3 +298,20 @@ def test_the_pack_index_drops_the_least_recently_used(
         *(f"k{i}" for i in range(6)),
         "n",
     ]
+
+
+def test_a_run_in_one_process_packs_a_few_entries_each(tmp_path: Path) -> None:
+    """Reading an entry reads its whole pack: a run in one process (one chunk of every file)
+    stores its entries in packs of at most PACK_ENTRIES, not in one pack of thousands (an
+    incremental run after it read ~10 MB to find one entry on the ray wheel)."""
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import PACK_ENTRIES, Cache
+    from shmlint.run.runner import check_project
+
+    files = _copies(tmp_path, 3 * PACK_ENTRIES)
+    config = Config()
+    check_project(files, config, jobs=1, cache=Cache(tmp_path / "cache", config))
+    packs = [json.loads(p.read_text())["body"] for p in (tmp_path / "cache").rglob("k*.json")]
+    assert len(packs) >= 3 and all(0 < len(body) <= PACK_ENTRIES for body in packs)
+    index = Cache(tmp_path / "cache", config).pack_index()
+    assert sum(len(body) for body in packs) == len(index)  # every packed entry is indexed
