@@ -110,69 +110,45 @@ class ModuleSummary:
     reads: tuple[ReadInfo, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able dict (the cache's format): ``dataclasses.asdict``'s, written out —
-        asdict deep-copies every leaf, and a cold run with a cache encodes every module's
-        summary (a test compares the two on every fixture)."""
+        """A JSON-able dict (the cache's format): the module's fields by name, each class,
+        field, function, flow, call and read as a list of its fields in order (a dict per
+        item made decoding the ray wheel's entries ~0.13 s slower: most of its objects were
+        those dicts). Written out, not ``dataclasses`` helpers: they deep-copy every leaf,
+        and a cold run with a cache encodes every module's summary (a test compares the two
+        on every fixture)."""
         return {
             "module": self.module,
             "path": self.path,
             "is_package": self.is_package,
             "imports": [list(pair) for pair in self.imports],
             "classes": [
-                {
-                    "name": c.name,
-                    "line": c.line,
-                    "bases": list(c.bases),
-                    "record": c.record,
-                    "fields": [
-                        {"name": f.name, "annotation": f.annotation, "line": f.line}
-                        for f in c.fields
-                    ],
-                    "actor": c.actor,
-                }
+                [
+                    c.name,
+                    c.line,
+                    list(c.bases),
+                    c.record,
+                    [[f.name, f.annotation, f.line] for f in c.fields],
+                    c.actor,
+                ]
                 for c in self.classes
             ],
             "functions": [
-                {
-                    "name": f.name,
-                    "line": f.line,
-                    "params": list(f.params),
-                    "method": f.method,
-                    "returns": f.returns,
-                    "inferred": f.inferred,
-                    "remote": f.remote,
-                }
+                [f.name, f.line, list(f.params), f.method, f.returns, f.inferred, f.remote]
                 for f in self.functions
             ],
-            "flows": [
-                {"target": f.target, "kinds": list(f.kinds), "origins": list(f.origins)}
-                for f in self.flows
-            ],
+            "flows": [[f.target, list(f.kinds), list(f.origins)] for f in self.flows],
             "calls": [
-                {
-                    "callee": c.callee,
-                    "arg": c.arg,
-                    "kinds": list(c.kinds),
-                    "origins": list(c.origins),
-                    "bound": c.bound,
-                }
-                for c in self.calls
+                [c.callee, c.arg, list(c.kinds), list(c.origins), c.bound] for c in self.calls
             ],
             "reads": [
-                {
-                    "function": r.function,
-                    "kind": r.kind,
-                    "line": r.line,
-                    "origins": list(r.origins),
-                    "needs_ref": r.needs_ref,
-                }
-                for r in self.reads
+                [r.function, r.kind, r.line, list(r.origins), r.needs_ref] for r in self.reads
             ],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModuleSummary:
-        """The inverse of :meth:`to_json`; raises ``KeyError``/``TypeError`` on bad data."""
+        """The inverse of :meth:`to_json`; raises ``KeyError``/``TypeError``/``ValueError``
+        on bad data."""
         return cls(
             module=str(data["module"]),
             path=str(data["path"]),
@@ -180,36 +156,37 @@ class ModuleSummary:
             imports=tuple((str(a), str(b)) for a, b in data["imports"]),
             classes=tuple(
                 ClassInfo(
-                    c["name"],
-                    c["line"],
-                    tuple(c["bases"]),
-                    c["record"],
-                    tuple(FieldInfo(**f) for f in c["fields"]),
-                    bool(c["actor"]),
+                    name,
+                    line,
+                    tuple(bases),
+                    record,
+                    tuple(FieldInfo(*field) for field in fields),
+                    bool(actor),
                 )
-                for c in data["classes"]
+                for name, line, bases, record, fields, actor in data["classes"]
             ),
             functions=tuple(
                 FunctionInfo(
-                    f["name"],
-                    f["line"],
-                    tuple(f["params"]),
-                    f["method"],
-                    str(f["returns"]),
-                    bool(f["inferred"]),
-                    bool(f["remote"]),
+                    name,
+                    line,
+                    tuple(params),
+                    method,
+                    str(returns),
+                    bool(inferred),
+                    bool(remote),
                 )
-                for f in data["functions"]
+                for name, line, params, method, returns, inferred, remote in data["functions"]
             ),
             flows=tuple(
-                Flow(f["target"], tuple(f["kinds"]), tuple(f["origins"])) for f in data["flows"]
+                Flow(target, tuple(kinds), tuple(origins))
+                for target, kinds, origins in data["flows"]
             ),
             calls=tuple(
-                CallFlow(c["callee"], c["arg"], tuple(c["kinds"]), tuple(c["origins"]), c["bound"])
-                for c in data["calls"]
+                CallFlow(callee, arg, tuple(kinds), tuple(origins), bound)
+                for callee, arg, kinds, origins, bound in data["calls"]
             ),
             reads=tuple(
-                ReadInfo(r["function"], r["kind"], r["line"], tuple(r["origins"]), r["needs_ref"])
-                for r in data["reads"]
+                ReadInfo(function, kind, line, tuple(origins), needs_ref)
+                for function, kind, line, origins, needs_ref in data["reads"]
             ),
         )
