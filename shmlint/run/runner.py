@@ -124,10 +124,13 @@ def _first_chunk(
     ]
     if cache is None:
         return [(item, "") for item in computed]
-    keys = [first_pass_key(cache, display, data, lazy) for display, data in chunk]
-    stored = [(key, item) for key, item in zip(keys, computed) if not item.deferred]
+    keys = [  # (a deferred module's entry is not kept: its bytes need no hashing)
+        "" if item.deferred else first_pass_key(cache, display, data, lazy)
+        for (display, data), item in zip(chunk, computed)
+    ]
+    stored = [(key, item) for key, item in zip(keys, computed) if key]
     packs = cache.put_first_pass_pack(stored) if stored else {}
-    return [(item, "" if item.deferred else packs[key]) for key, item in zip(keys, computed)]
+    return [(item, packs.get(key, "")) for key, item in zip(keys, computed)]
 
 
 def _summary_chunk(
