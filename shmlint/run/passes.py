@@ -99,7 +99,7 @@ def _decoded(data: bytes, path: str, config: Config) -> str | FirstPass:
         return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
 
 
-def _deferred(path: str, config: Config) -> FirstPass:
+def deferred_of(path: str, config: Config) -> FirstPass:
     """The phase 1 of a lazy run's file with nothing to check per file: its summary waits."""
     skipped = FileResult(path, (), parsed=False, skipped=True)
     return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
@@ -113,7 +113,7 @@ def deferred_pass(data: bytes, path: str, config: Config) -> FirstPass | None:
     text = _decoded(data, path, config)
     if isinstance(text, FirstPass):
         return text
-    return None if may_contain_source(text, config.options) else _deferred(path, config)
+    return None if may_contain_source(text, config.options) else deferred_of(path, config)
 
 
 def first_pass(
@@ -126,7 +126,7 @@ def first_pass(
         return text
     checked = not prefilter or may_contain_source(text, config.options)
     if lazy and not checked:
-        return _deferred(path, config)
+        return deferred_of(path, config)
     skipped = FileResult(path, (), parsed=False, skipped=True)
     tree = parse_source(text, path)
     if isinstance(tree, tuple):

@@ -90,6 +90,15 @@ class Record:
         given = self.gives[index]
         return given if given.startswith("a") else None
 
+    def deferred(self, index: int, key: str | None) -> bool:
+        """File ``index`` was a deferred module (nothing to check per file: its phase 1 a text
+        check, ``passes.deferred_pass``) when its phase-1 key was ``key`` too."""
+        return (
+            self._same_key(index, key)
+            and index < len(self.gives)
+            and (self.gives[index].startswith("d"))
+        )
+
     def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
         """The readers' names analysed file ``index`` spelled (``ProjectFacts.call_evidence``,
         for the names in :attr:`reader_words`) when its phase-1 key was ``key`` too; None

@@ -32,7 +32,13 @@ from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.collector import fewer_collections, tune
 from shmlint.run.encoding import Calls, encode_result
-from shmlint.run.passes import FirstPass, deferred_pass, first_pass, syntax_summary
+from shmlint.run.passes import (
+    FirstPass,
+    deferred_of,
+    deferred_pass,
+    first_pass,
+    syntax_summary,
+)
 
 # Below this many files to analyse (and this much source), starting worker processes costs
 # more than it saves. A pool starts in 15-40 ms and dense code analyses at ~1 ms per KB, so a
@@ -193,6 +199,9 @@ class LastRun(Protocol):
     def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
         """The readers' names file ``index`` spelled (its call evidence), or None."""
 
+    def deferred(self, index: int, key: str | None) -> bool:
+        """File ``index`` was a deferred module under the same key."""
+
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
 # never equals what a later run computes (a full run follows any change to it).
@@ -250,6 +259,10 @@ def check_project(
             continue
         if cache is not None:
             keys[index] = key = first_pass_key(cache, display, data, lazy)
+            if lazy and prefilter and last is not None and last.deferred(index, key):
+                # The same bytes and configuration: the same text check (no entry is kept).
+                firsts[index] = deferred_of(display, config)
+                continue
             firsts[index] = cache.get_first_pass(key)
         if firsts[index] is None:
             todo.append(index)

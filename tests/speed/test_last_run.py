@@ -89,6 +89,41 @@ def test_a_facts_change_takes_what_stands_from_the_record(
     assert taken_results == fresh_results
 
 
+def test_a_facts_change_takes_the_deferred_modules_from_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module with nothing to check per file, bytes unchanged, is deferred again without
+    its text check; an edited one is checked again."""
+    from shmlint.run import runner
+
+    files = _project(tmp_path)
+    plain = files[0][0].parent / "plain.py"
+    plain.write_text("def helper(x):\n    return x\n")
+    edited = files[0][0].parent / "edited.py"
+    edited.write_text("VALUE = 1\n")
+    files = sorted([*files, (plain, str(plain)), (edited, str(edited))])
+    cache = Cache(tmp_path / "cache", Config())
+    first, _ = _run(files, cache)
+    assert first.gives[files.index((plain, str(plain)))].startswith("d")
+    last = _recorded(files, cache, first)
+    reads = next(path for path, _ in files if path.name == "reads.py")
+    reads.write_text(READER + "\n\ndef added():\n    return None\n")  # the facts change
+    edited.write_text("VALUE = 2\n")
+    checked: list[str] = []
+    original = runner.deferred_pass
+
+    def spy(data: bytes, path: str, config: Config) -> object:
+        checked.append(Path(path).name)
+        return original(data, path, config)
+
+    monkeypatch.setattr(runner, "deferred_pass", spy)
+    taken, taken_results = _run(files, cache, last)
+    assert sorted(checked) == ["edited.py", "reads.py"]
+    fresh, fresh_results = _run(files, Cache(tmp_path / "fresh", Config()))
+    assert taken == fresh
+    assert taken_results == fresh_results
+
+
 def test_other_readers_scan_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _project(tmp_path)
     cache = Cache(tmp_path / "cache", Config())
@@ -130,6 +165,10 @@ def test_a_record_of_other_lengths_gives_nothing() -> None:
     assert last.gave(0, "other") is None
     assert last.spelled(0, "k0") is None
     assert last.spelled(5, "k5") is None
+    assert not last.deferred(1, "k1")
+    deferred = record.Record([], [], {}, ["k0"], ["dpkg.m"], "", "", [], [], [])
+    assert deferred.deferred(0, "k0")
+    assert not deferred.deferred(0, "other")
 
 
 def test_a_garbled_record_of_names_gives_nothing() -> None:
