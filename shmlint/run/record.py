@@ -96,7 +96,7 @@ class Record:
         return (
             self._same_key(index, key)
             and index < len(self.gives)
-            and (self.gives[index].startswith("d"))
+            and self.gives[index].startswith("d")
         )
 
     def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
