@@ -99,10 +99,10 @@ def _decoded(data: bytes, path: str, config: Config) -> str | FirstPass:
         return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
 
 
-def deferred_of(path: str, config: Config) -> FirstPass:
-    """The phase 1 of a lazy run's file with nothing to check per file: its summary waits."""
-    skipped = FileResult(path, (), parsed=False, skipped=True)
-    return FirstPass(None, skipped, deferred=module_name(path, config.root)[0])
+def deferred_of(path: str, module: str) -> FirstPass:
+    """The phase 1 of a lazy run's file with nothing to check per file (module ``module``):
+    its summary waits."""
+    return FirstPass(None, FileResult(path, (), parsed=False, skipped=True), deferred=module)
 
 
 def deferred_pass(data: bytes, path: str, config: Config) -> FirstPass | None:
@@ -113,7 +113,11 @@ def deferred_pass(data: bytes, path: str, config: Config) -> FirstPass | None:
     text = _decoded(data, path, config)
     if isinstance(text, FirstPass):
         return text
-    return None if may_contain_source(text, config.options) else deferred_of(path, config)
+    return (
+        None
+        if may_contain_source(text, config.options)
+        else deferred_of(path, module_name(path, config.root)[0])
+    )
 
 
 def first_pass(
@@ -126,7 +130,7 @@ def first_pass(
         return text
     checked = not prefilter or may_contain_source(text, config.options)
     if lazy and not checked:
-        return deferred_of(path, config)
+        return deferred_of(path, module_name(path, config.root)[0])
     skipped = FileResult(path, (), parsed=False, skipped=True)
     tree = parse_source(text, path)
     if isinstance(tree, tuple):

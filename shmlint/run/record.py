@@ -90,14 +90,16 @@ class Record:
         given = self.gives[index]
         return given if given.startswith("a") else None
 
-    def deferred(self, index: int, key: str | None) -> bool:
-        """File ``index`` was a deferred module (nothing to check per file: its phase 1 a text
-        check, ``passes.deferred_pass``) when its phase-1 key was ``key`` too."""
-        return (
-            self._same_key(index, key)
-            and index < len(self.gives)
-            and self.gives[index].startswith("d")
-        )
+    def deferred(self, index: int, key: str | None) -> str | None:
+        """The module name of file ``index`` when it was a deferred module (nothing to check
+        per file: its phase 1 a text check, ``passes.deferred_pass``) under the phase-1 key
+        ``key`` too; None otherwise."""
+        if not self._same_key(index, key) or index >= len(self.gives):
+            return None
+        given = self.gives[index]
+        if not given.startswith("d"):
+            return None
+        return given[1:].partition("\0")[0] or None  # (gives: f"d{module}\0{syntax}")
 
     def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
         """The readers' names analysed file ``index`` spelled (``ProjectFacts.call_evidence``,

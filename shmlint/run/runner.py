@@ -199,8 +199,8 @@ class LastRun(Protocol):
     def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
         """The readers' names file ``index`` spelled (its call evidence), or None."""
 
-    def deferred(self, index: int, key: str | None) -> bool:
-        """File ``index`` was a deferred module under the same key."""
+    def deferred(self, index: int, key: str | None) -> str | None:
+        """The module name of file ``index``, a deferred module under the same key, or None."""
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -259,9 +259,10 @@ def check_project(
             continue
         if cache is not None:
             keys[index] = key = first_pass_key(cache, display, data, lazy)
-            if lazy and prefilter and last is not None and last.deferred(index, key):
+            module = last.deferred(index, key) if lazy and prefilter and last else None
+            if module is not None:
                 # The same bytes and configuration: the same text check (no entry is kept).
-                firsts[index] = deferred_of(display, config)
+                firsts[index] = deferred_of(display, module)
                 continue
             firsts[index] = cache.get_first_pass(key)
         if firsts[index] is None:

@@ -165,10 +165,13 @@ def test_a_record_of_other_lengths_gives_nothing() -> None:
     assert last.gave(0, "other") is None
     assert last.spelled(0, "k0") is None
     assert last.spelled(5, "k5") is None
-    assert not last.deferred(1, "k1")
+    assert last.deferred(1, "k1") is None
     deferred = record.Record([], [], {}, ["k0"], ["dpkg.m"], "", "", [], [], [])
-    assert deferred.deferred(0, "k0")
-    assert not deferred.deferred(0, "other")
+    assert deferred.deferred(0, "k0") == "pkg.m"
+    assert deferred.deferred(0, "other") is None
+    read = record.Record([], [], {}, ["k0", "k1"], ["dpkg.m\0digest", "d"], "", "", [], [], [])
+    assert read.deferred(0, "k0") == "pkg.m"  # (a module the merge read: its syntax digest)
+    assert read.deferred(1, "k1") is None
 
 
 def test_a_garbled_record_of_names_gives_nothing() -> None:
