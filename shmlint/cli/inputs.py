@@ -131,7 +131,14 @@ def _run(
     facts: ProjectFacts | None = None
     if files and not args.per_file:
         facts, outcomes = check_project(
-            files, config, jobs=jobs, cache=cache, prefilter=prefilter, trace=trace, last=last
+            files,
+            config,
+            jobs=jobs,
+            cache=cache,
+            prefilter=prefilter,
+            trace=trace,
+            last=last,
+            stats=stats,
         )
     else:
         outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)

@@ -203,8 +203,17 @@ def _check_changed(
         # none kept (the next edit of it is decided against the facts again).
         if index in unsettled:
             calls[index] = None
+    # (A changed deferred module spelling a reader's name ran the project: none here does.)
+    callers = [flag and index not in fresh for index, flag in enumerate(last.callers)]
     trace = RunTrace(
-        keys, list(last.gives), last.facts_key, last.facts_digest, last.reader_words, second, calls
+        keys,
+        list(last.gives),
+        last.facts_key,
+        last.facts_digest,
+        last.reader_words,
+        second,
+        calls,
+        callers,
     )
     return results, stats, trace
 

@@ -60,6 +60,7 @@ class Record:
     reader_words: list[str]
     second: list[bool]
     calls: list[Calls | None]
+    callers: list[bool] = dataclasses.field(default_factory=list)
 
     def changed(self, files: Sequence[tuple[str | Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
@@ -89,6 +90,21 @@ class Record:
             return None
         given = self.gives[index]
         return given if given.startswith("a") else None
+
+    def stood(self, index: int, stat: Stat | None) -> str | None:
+        """File ``index``'s phase-1 key in the last run when its ``stat`` is the one recorded
+        (its bytes taken as unchanged, as a warm run takes them), else None."""
+        if stat is None or index >= len(self.stats) or index >= len(self.keys):
+            return None
+        return self.keys[index] if self.stats[index] == stat else None
+
+    def called(self, index: int, key: str | None) -> bool | None:
+        """Whether deferred file ``index`` spelled one of :attr:`reader_words` (it calls a
+        reader, maybe: ``runner._Deferred.callers``) when its phase-1 key was ``key`` too;
+        None when not known."""
+        if not self._same_key(index, key) or index >= len(self.callers):
+            return None
+        return self.callers[index]
 
     def deferred(self, index: int, key: str | None) -> str | None:
         """The module name of file ``index`` when it was a deferred module (nothing to check
@@ -140,6 +156,7 @@ def load(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> Re
             [str(word) for word in body["reader_words"]],
             [bool(flag) for flag in body["second"]],
             decode_calls(body["calls"]),
+            [bool(flag) for flag in body.get("callers", ())],
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -183,5 +200,6 @@ def write(
         "reader_words": trace.reader_words if trace is not None else [],
         "second": trace.second if trace is not None else [],
         "calls": trace.calls if trace is not None else [],
+        "callers": trace.callers if trace is not None else [],
     }
     cache.put_record(record_key(files, cache, mode), body)

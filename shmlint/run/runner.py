@@ -39,6 +39,7 @@ from shmlint.run.passes import (
     first_pass,
     syntax_summary,
 )
+from shmlint.run.record import Stat
 
 # Below this many files to analyse (and this much source), starting worker processes costs
 # more than it saves. A pool starts in 15-40 ms and dense code analyses at ~1 ms per KB, so a
@@ -168,6 +169,45 @@ def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
     return contents
 
 
+class _Moved(Exception):
+    """A file whose phase-1 key the run trusted (its stat unchanged) has other bytes now."""
+
+
+class _Contents:
+    """The files' bytes (None: unreadable), read when first asked for. A file whose phase-1
+    key the record stands for (``trusted``: its stat unchanged) is read only if the run needs
+    its bytes, and must still have that key then (else :class:`_Moved`: the run starts
+    again, trusting no stat)."""
+
+    def __init__(
+        self,
+        files: Sequence[tuple[Path, str]],
+        trusted: list[str | None],
+        cache: Cache | None,
+        lazy: bool,
+    ) -> None:
+        self.files, self.trusted, self.cache, self.lazy = files, trusted, cache, lazy
+        self.data: list[bytes | None] = [None] * len(files)
+        self.unread = [True] * len(files)
+        self.read = 0  # files read (tests)
+
+    def __getitem__(self, index: int) -> bytes | None:
+        if self.unread[index]:
+            self.unread[index] = False
+            self.read += 1
+            try:
+                self.data[index] = data = self.files[index][0].read_bytes()
+            except OSError:
+                data = None
+            key = self.trusted[index]
+            if key is not None and self.cache is not None:
+                if data is None or key != first_pass_key(
+                    self.cache, self.files[index][1], data, self.lazy
+                ):
+                    raise _Moved(self.files[index][1])
+        return self.data[index]
+
+
 @dataclasses.dataclass(slots=True)
 class RunTrace:
     """What a project run leaves for the next one over the same files (the run record,
@@ -183,6 +223,8 @@ class RunTrace:
     # Per analysed file phase 2 left alone: the readers' names it spells and the dotted names
     # that would make it call one (ProjectFacts.call_evidence), as text; None for the others.
     calls: list[Calls | None] = dataclasses.field(default_factory=list)
+    # Per file: a deferred module spelling one of those readers' names (_Deferred.callers).
+    callers: list[bool] = dataclasses.field(default_factory=list)
 
 
 class LastRun(Protocol):
@@ -201,6 +243,12 @@ class LastRun(Protocol):
 
     def deferred(self, index: int, key: str | None) -> str | None:
         """The module name of file ``index``, a deferred module under the same key, or None."""
+
+    def stood(self, index: int, stat: Stat | None) -> str | None:
+        """File ``index``'s phase-1 key when its ``stat`` is the recorded one, else None."""
+
+    def called(self, index: int, key: str | None) -> bool | None:
+        """Whether deferred file ``index`` spelled a reader's name, or None (not known)."""
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -242,6 +290,7 @@ def check_project(
     lazy: bool = True,
     trace: RunTrace | None = None,
     last: LastRun | None = None,
+    stats: Sequence[Stat | None] | None = None,
 ) -> tuple[ProjectFacts, list[FileResult]]:
     """The project run (shmlint/run/passes.py): phase 1 on every file, the merge, phase 2
     on the files whose findings the project's facts may change; results in input order.
@@ -249,16 +298,48 @@ def check_project(
     them (closure.py); ``lazy=False`` parses every module (the reference the tests use).
     ``trace`` (with a cache) is filled for the run record; ``last``: the record of the last
     run over the same files (what it computed of a file whose phase-1 key is unchanged is
-    taken as it is: what the file gives the merge, the readers' names it spells)."""
-    contents = _read_all(files)
+    taken as it is: what the file gives the merge, the readers' names it spells);
+    ``stats``: the files' stats, taken before the run: a file whose stat is the one recorded
+    keeps the recorded phase-1 key, and is read only if the run needs its bytes (as the
+    record's warm run trusts stats)."""
+    trusted: list[str | None] = (
+        [last.stood(index, stat) for index, stat in enumerate(stats)]
+        if last and stats and len(stats) == len(files) and cache and lazy and prefilter
+        else [None] * len(files)
+    )
+    try:
+        return _check_project(files, config, jobs, cache, prefilter, lazy, trace, last, trusted)
+    except _Moved:  # a file changed during the run, its stat the recorded one when taken
+        anew: list[str | None] = [None] * len(files)
+        return _check_project(files, config, jobs, cache, prefilter, lazy, trace, last, anew)
+
+
+def _check_project(
+    files: Sequence[tuple[Path, str]],
+    config: Config,
+    jobs: int,
+    cache: Cache | None,
+    prefilter: bool,
+    lazy: bool,
+    trace: RunTrace | None,
+    last: LastRun | None,
+    trusted: list[str | None],
+) -> tuple[ProjectFacts, list[FileResult]]:
+    """:func:`check_project`, with the phase-1 keys its stats let it trust (``trusted``)."""
+    contents = _Contents(files, trusted, cache, lazy)
     firsts: list[FirstPass | None] = [None] * len(files)
     keys: list[str | None] = [None] * len(files)
     todo: list[int] = []
-    for index, ((_, display), data) in enumerate(zip(files, contents)):
-        if data is None:
-            continue
-        if cache is not None:
-            keys[index] = key = first_pass_key(cache, display, data, lazy)
+    for index, (_, display) in enumerate(files):
+        key = trusted[index]
+        if key is None:
+            data = contents[index]
+            if data is None:
+                continue
+            if cache is not None:
+                key = first_pass_key(cache, display, data, lazy)
+        if cache is not None and key is not None:
+            keys[index] = key
             module = last.deferred(index, key) if lazy and prefilter and last else None
             if module is not None:
                 # The same bytes and configuration: the same text check (no entry is kept).
@@ -293,6 +374,8 @@ def check_project(
             if pack and stored is not None:
                 packs[stored] = pack
         modules = _Deferred(files, contents, firsts, keys, config, cache, workers)
+        if last is not None:
+            modules.known(last)
         with external.stored_in(cache):
             facts, served = _merged(firsts, keys, config, cache, modules)
         # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts
@@ -317,6 +400,7 @@ def check_project(
         trace.keys = list(keys)
         trace.gives = []
         callers = set(modules.callers(facts))
+        trace.callers = [index in callers for index in range(len(files))]
         for index, item in enumerate(firsts):
             syntax = ""
             if served or index in callers:
@@ -366,7 +450,7 @@ def check_project(
 
 def _plan(
     firsts: list[FirstPass | None],
-    contents: list[bytes | None],
+    contents: _Contents,
     facts: ProjectFacts,
     modules: _Deferred,
     *,
@@ -384,11 +468,16 @@ def _plan(
             firsts[index] = dataclasses.replace(item, summary=summary)
     second: list[int] = []
     calls: list[Calls | None] = []
-    for index, (item, data) in enumerate(zip(firsts, contents)):
+    for index, item in enumerate(firsts):
+        if item is None or item.summary is None:  # (no summary: nothing to re-check)
+            calls.append(None)
+            continue
+        spelled = known(index) if known is not None else None
+        # A text spelling none of the readers' names is not looked at (call_evidence): not
+        # read either, when the record says so of unchanged bytes.
+        data = b"" if spelled is not None and not spelled else contents[index]
         needed, evidence = (
-            item.second_pass(facts, data, known(index) if known is not None else None)
-            if item is not None and data is not None
-            else (False, None)
+            item.second_pass(facts, data, spelled) if data is not None else (False, None)
         )
         if needed:
             second.append(index)
@@ -402,14 +491,17 @@ def _spelled(
     """The readers' names each file spelled in the last run, by index, when the readers'
     names are the ones it looked for (scanning ~2,000 files for them was most of the plan
     after a change of the facts); None when nothing is known."""
-    if last is None:
-        return None
-    try:
-        if frozenset(word.encode() for word in last.reader_words) != facts.reader_words():
-            return None
-    except UnicodeEncodeError:  # not what a run writes: a garbled record
+    if last is None or _words(last) != facts.reader_words():
         return None
     return lambda index: last.spelled(index, keys[index])
+
+
+def _words(last: LastRun) -> frozenset[bytes] | None:
+    """The readers' names the last run looked for (None: a garbled record)."""
+    try:
+        return frozenset(word.encode() for word in last.reader_words)
+    except UnicodeEncodeError:  # not what a run writes
+        return None
 
 
 def _run_digest(keys: list[str | None]) -> str:
@@ -426,7 +518,7 @@ class _Deferred:
     def __init__(
         self,
         files: Sequence[tuple[Path, str]],
-        contents: list[bytes | None],
+        contents: _Contents,
         firsts: list[FirstPass | None],
         keys: list[str | None],
         config: Config,
@@ -447,6 +539,12 @@ class _Deferred:
         self.used: list[str] = []
         self.packs: dict[str, str] = {}
         self.pending: list[tuple[str, ModuleSummary | None]] = []
+        self.last: LastRun | None = None  # the record: which unchanged files spell a reader
+
+    def known(self, last: LastRun) -> None:
+        """Take from ``last`` which deferred files of unchanged bytes spelled a reader's
+        name, when the readers' names are the same (their bytes need not be read)."""
+        self.last = last
 
     def load_index(self, index: int) -> ModuleSummary | None:
         if index in self.loaded:
@@ -526,11 +624,17 @@ class _Deferred:
     def callers(self, facts: ProjectFacts) -> list[int]:
         """Deferred files that spell the name of a module-level function returning a read."""
         words = facts.reader_words()
-        return [
-            index
-            for index in sorted(i for indices in self.index.values() for i in indices)
-            if any(word in (self.contents[index] or b"") for word in words)
-        ]
+        last = self.last
+        if last is not None and _words(last) != words:
+            last = None
+        found: list[int] = []
+        for index in sorted(i for indices in self.index.values() for i in indices):
+            called = last.called(index, self.keys[index]) if last is not None else None
+            if called is None:
+                called = any(word in (self.contents[index] or b"") for word in words)
+            if called:
+                found.append(index)
+        return found
 
 
 def _merged(

@@ -124,6 +124,75 @@ def test_a_facts_change_takes_the_deferred_modules_from_the_record(
     assert taken_results == fresh_results
 
 
+def _reading(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files read from now on."""
+    read: list[str] = []
+    original = Path.read_bytes
+
+    def spy(self: Path) -> bytes:
+        read.append(self.name)
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    return read
+
+
+def test_files_of_unchanged_stat_are_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the stats taken before the run, a file whose stat is the recorded one keeps its
+    recorded key and is read only if the run needs its bytes: after a change of the facts,
+    the edited file, and what the plan must look at."""
+    files = _project(tmp_path)
+    alone = files[0][0].parent / "alone.py"  # analysed, spelling no reader's name
+    alone.write_text("import ray\n\n\ndef drop(ref):\n    value = ray.get(ref)\n    del value\n")
+    files = sorted([*files, (alone, str(alone))])
+    cache = Cache(tmp_path / "cache", Config())
+    first, _ = _run(files, cache)
+    last = _recorded(files, cache, first)
+    reads = next(path for path, _ in files if path.name == "reads.py")
+    reads.write_text(READER + "\n\ndef added():\n    return None\n")  # the facts change
+    stats = [record.stat_of(path) for path, _ in files]
+    read = _reading(monkeypatch)
+    trace = RunTrace()
+    _, results = check_project(
+        files, Config(), jobs=1, cache=cache, trace=trace, last=last, stats=stats
+    )
+    # The edited file (phase 1, then phase 2: it defines a reader), and the file spelling a
+    # reader's name (where it spells it is looked at); never the deferred `__init__.py`, nor
+    # `alone.py`, which spells none.
+    assert sorted(read) == ["other.py", "reads.py", "reads.py"]
+    monkeypatch.undo()
+    fresh, fresh_results = _run(files, Cache(tmp_path / "fresh", Config()))
+    assert trace == fresh
+    assert list(results) == fresh_results
+
+
+def test_a_trusted_file_read_with_other_bytes_starts_the_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose stat was the recorded one but whose bytes the run finds changed when it
+    reads them (edited during the run): the run starts again, trusting no stat."""
+    files = _project(tmp_path)
+    cache = Cache(tmp_path / "cache", Config())
+    first, _ = _run(files, cache)
+    last = _recorded(files, cache, first)
+    stats = [record.stat_of(path) for path, _ in files]  # as recorded
+    other = next(path for path, _ in files if path.name == "other.py")
+    other.write_text(other.read_text() + "\n\nVALUE = 1\n")
+    empty = Cache(tmp_path / "empty", Config())  # no entry: every file is read
+    read = _reading(monkeypatch)
+    trace = RunTrace()
+    _, results = check_project(
+        files, Config(), jobs=1, cache=empty, trace=trace, last=last, stats=stats
+    )
+    assert read.count("other.py") == 2, "read once trusted, once again from the start"
+    monkeypatch.undo()
+    fresh, fresh_results = _run(files, Cache(tmp_path / "fresh", Config()))
+    assert trace == fresh
+    assert list(results) == fresh_results
+
+
 def test_other_readers_scan_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _project(tmp_path)
     cache = Cache(tmp_path / "cache", Config())
@@ -157,6 +226,31 @@ def test_the_command_hands_the_record_to_the_full_run(
     assert warm == (main([*command[:3], "--no-cache", str(tree)]), capsys.readouterr().out)
 
 
+def test_a_full_run_after_an_incremental_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The record an incremental run leaves (a deferred module edited) serves the full run
+    after it as a full run's does: the same findings, unchanged files unread."""
+    from shmlint.cli import main
+
+    files = _project(tmp_path)
+    tree = files[0][0].parent.parent
+    plain = tree / "pkg" / "plain.py"
+    plain.write_text("def helper(x):\n    return x\n")
+    command = ["check", "-j", "1", "--cache-dir", str(tmp_path / "cache"), str(tree)]
+    main(command)
+    plain.write_text("def helper(x):\n    return x  # edited\n")  # incremental
+    main(command)
+    capsys.readouterr()
+    reads = next(path for path, _ in files if path.name == "reads.py")
+    reads.write_text(READER + "\n\ndef added():\n    return None\n")  # the facts change
+    read = _reading(monkeypatch)
+    warm = main(command), capsys.readouterr().out
+    assert "plain.py" not in read and "__init__.py" not in read
+    monkeypatch.undo()
+    assert warm == (main([*command[:3], "--no-cache", str(tree)]), capsys.readouterr().out)
+
+
 def test_a_record_of_other_lengths_gives_nothing() -> None:
     """A garbled record (lists shorter than its keys) is not trusted, never a crash."""
     last = record.Record([], [], {}, ["k0", "k1"], ["a0"], "", "", ["fetch"], [], [])
@@ -172,6 +266,15 @@ def test_a_record_of_other_lengths_gives_nothing() -> None:
     read = record.Record([], [], {}, ["k0", "k1"], ["dpkg.m\0digest", "d"], "", "", [], [], [])
     assert read.deferred(0, "k0") == "pkg.m"  # (a module the merge read: its syntax digest)
     assert read.deferred(1, "k1") is None
+    stats = [(1, 2, 3, 4)]
+    stood = record.Record(stats, [], {}, ["k0"], ["a0"], "", "", [], [], [], [True])
+    assert stood.stood(0, (1, 2, 3, 4)) == "k0"
+    assert stood.stood(0, (1, 2, 3, 5)) is None
+    assert stood.stood(0, None) is None
+    assert stood.stood(1, (1, 2, 3, 4)) is None
+    assert stood.called(0, "k0") is True
+    assert stood.called(0, "other") is None
+    assert record.Record([], [], {}, ["k0"], ["d"], "", "", [], [], []).called(0, "k0") is None
 
 
 def test_a_garbled_record_of_names_gives_nothing() -> None:
