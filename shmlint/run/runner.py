@@ -189,12 +189,10 @@ class _Contents:
         self.files, self.trusted, self.cache, self.lazy = files, trusted, cache, lazy
         self.data: list[bytes | None] = [None] * len(files)
         self.unread = [True] * len(files)
-        self.read = 0  # files read (tests)
 
     def __getitem__(self, index: int) -> bytes | None:
         if self.unread[index]:
             self.unread[index] = False
-            self.read += 1
             try:
                 self.data[index] = data = self.files[index][0].read_bytes()
             except OSError:
