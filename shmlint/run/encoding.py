@@ -41,6 +41,9 @@ def decode_result(data: dict[str, Any]) -> FileResult:
 # A file's call evidence, as text (FirstPass.second_pass): the readers' names it spells, and
 # the dotted names that would make it call one.
 Calls = tuple[list[str], list[str]]
+# What the run record compares of a file: size, modification and change times, inode
+# (shmlint/run/record.py).
+Stat = tuple[int, int, int, int]
 
 
 def decode_calls(data: Any) -> list[Calls | None]:

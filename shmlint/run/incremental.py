@@ -21,8 +21,9 @@ from shmlint.basics.types import FileResult
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
 from shmlint.run.cache import Cache
+from shmlint.run.encoding import Stat
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
-from shmlint.run.record import Record, Stat, stat_of
+from shmlint.run.record import Record, stat_of
 from shmlint.run.runner import RunTrace, check_files, gives, summary_digest, with_external
 from shmlint.run.speculate import Speculation
 

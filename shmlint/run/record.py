@@ -19,12 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache
-from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
+from shmlint.run.encoding import Calls, Stat, decode_calls, decode_result, encode_result
 
 if TYPE_CHECKING:
     from shmlint.run.runner import RunTrace
-
-Stat = tuple[int, int, int, int]
 
 
 def stat_of(path: str | Path) -> Stat | None:

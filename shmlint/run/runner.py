@@ -31,7 +31,7 @@ from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.collector import fewer_collections, tune
-from shmlint.run.encoding import Calls, encode_result
+from shmlint.run.encoding import Calls, Stat, encode_result
 from shmlint.run.passes import (
     FirstPass,
     deferred_of,
@@ -39,7 +39,6 @@ from shmlint.run.passes import (
     first_pass,
     syntax_summary,
 )
-from shmlint.run.record import Stat
 
 # Below this many files to analyse (and this much source), starting worker processes costs
 # more than it saves. A pool starts in 15-40 ms and dense code analyses at ~1 ms per KB, so a
