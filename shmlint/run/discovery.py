@@ -1,4 +1,5 @@
-"""Which files a run checks: walk the given paths, skipping excluded directories and files."""
+"""Which files a run checks: walk the given paths, skipping excluded directories and files;
+and read them."""
 
 from __future__ import annotations
 
@@ -103,3 +104,11 @@ def _walk(
 
 def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
+
+
+def read_file(path: Path) -> bytes | None:
+    """A file's bytes (None: it cannot be read)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None

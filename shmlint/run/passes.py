@@ -105,6 +105,11 @@ def deferred_of(path: str, module: str) -> FirstPass:
     return FirstPass(None, FileResult(path, (), parsed=False, skipped=True), deferred=module)
 
 
+def _deferred(path: str, config: Config) -> FirstPass:
+    """:func:`deferred_of`, the module named from the file's path."""
+    return deferred_of(path, module_name(path, config.root)[0])
+
+
 def deferred_pass(data: bytes, path: str, config: Config) -> FirstPass | None:
     """Phase 1 of a lazy run for a file that needs no parsing — one with nothing to check
     per file (its summary is deferred), or that cannot be decoded — as :func:`first_pass`
@@ -113,11 +118,7 @@ def deferred_pass(data: bytes, path: str, config: Config) -> FirstPass | None:
     text = _decoded(data, path, config)
     if isinstance(text, FirstPass):
         return text
-    return (
-        None
-        if may_contain_source(text, config.options)
-        else deferred_of(path, module_name(path, config.root)[0])
-    )
+    return None if may_contain_source(text, config.options) else _deferred(path, config)
 
 
 def first_pass(
@@ -130,7 +131,7 @@ def first_pass(
         return text
     checked = not prefilter or may_contain_source(text, config.options)
     if lazy and not checked:
-        return deferred_of(path, module_name(path, config.root)[0])
+        return _deferred(path, config)
     skipped = FileResult(path, (), parsed=False, skipped=True)
     tree = parse_source(text, path)
     if isinstance(tree, tuple):

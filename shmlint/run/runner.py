@@ -31,6 +31,7 @@ from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.collector import fewer_collections, tune
+from shmlint.run.discovery import read_file
 from shmlint.run.encoding import Calls, Stat, encode_result
 from shmlint.run.passes import (
     FirstPass,
@@ -159,13 +160,7 @@ def syntax_key(first_key: str) -> str:
 
 
 def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
-    contents: list[bytes | None] = []
-    for path, _ in files:
-        try:
-            contents.append(path.read_bytes())
-        except OSError:
-            contents.append(None)
-    return contents
+    return [read_file(path) for path, _ in files]
 
 
 class _Moved(Exception):
@@ -192,10 +187,7 @@ class _Contents:
     def __getitem__(self, index: int) -> bytes | None:
         if self.unread[index]:
             self.unread[index] = False
-            try:
-                self.data[index] = data = self.files[index][0].read_bytes()
-            except OSError:
-                data = None
+            self.data[index] = data = read_file(self.files[index][0])
             key = self.trusted[index]
             if key is not None and self.cache is not None:
                 if data is None or key != first_pass_key(
@@ -370,9 +362,7 @@ def _check_project(
             stored = keys[index]
             if pack and stored is not None:
                 packs[stored] = pack
-        modules = _Deferred(files, contents, firsts, keys, config, cache, workers)
-        if last is not None:
-            modules.known(last)
+        modules = _Deferred(files, contents, firsts, keys, config, cache, workers, last)
         with external.stored_in(cache):
             facts, served = _merged(firsts, keys, config, cache, modules)
         # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts
@@ -521,7 +511,10 @@ class _Deferred:
         config: Config,
         cache: Cache | None,
         workers: _Workers | None = None,
+        last: LastRun | None = None,
     ) -> None:
+        """``last``: the record, which says which deferred files of unchanged bytes spelled
+        a reader's name (for the same readers' names: their bytes need not be read)."""
         self.files, self.contents, self.keys = files, contents, keys
         self.config, self.cache = config, cache
         self.workers = workers or _Workers(1, cache)
@@ -536,11 +529,6 @@ class _Deferred:
         self.used: list[str] = []
         self.packs: dict[str, str] = {}
         self.pending: list[tuple[str, ModuleSummary | None]] = []
-        self.last: LastRun | None = None  # the record: which unchanged files spell a reader
-
-    def known(self, last: LastRun) -> None:
-        """Take from ``last`` which deferred files of unchanged bytes spelled a reader's
-        name, when the readers' names are the same (their bytes need not be read)."""
         self.last = last
 
     def load_index(self, index: int) -> ModuleSummary | None:

@@ -34,6 +34,7 @@ from shmlint.facts.merge import merge
 from shmlint.facts.model import FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
+from shmlint.run.discovery import read_file
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.runner import syntax_key, with_external
 
@@ -110,7 +111,7 @@ class ProjectSession:
         for done, entry in enumerate(self._entries.values(), 1):
             if entry.first is None:
                 if not entry.edited:
-                    entry.data = _read(entry.path)
+                    entry.data = read_file(entry.path)
                 entry.first = self._first_pass(entry)
             if progress is not None and (done % 100 == 0 or done == total):
                 progress(done, total)
@@ -368,7 +369,7 @@ class ProjectSession:
         entry = self._entries[display]
         if entry.edited:
             return False
-        return self.set_text(display, _read(entry.path), edited=False)
+        return self.set_text(display, read_file(entry.path), edited=False)
 
     def release(self, display: str) -> bool:
         """The editor no longer holds the file: the disk's bytes stand for it again."""
@@ -384,7 +385,7 @@ class ProjectSession:
         self._set_files(files)
         for entry in self._entries.values():
             if entry.first is None:
-                entry.data = _read(entry.path) if not entry.edited else entry.data
+                entry.data = read_file(entry.path) if not entry.edited else entry.data
                 entry.first = self._first_pass(entry)
         self._merge()
         return True
@@ -480,10 +481,3 @@ def _text_lines(old: bytes, new: bytes) -> dict[int, int]:
     return {
         a + i + 1: b + i + 1 for a, b, size in matcher.get_matching_blocks() for i in range(size)
     }
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
