@@ -49,6 +49,8 @@ DEFAULT_EXCLUDE = (
 )
 DEFAULT_HELPER = "shmlint.runtime:detach_zero_copy_from_model_runner_output"
 DEEP_HELPER = "shmlint.runtime:detach_zero_copy"
+# The cache's size limit in megabytes (shmlint/run/prune.py); 0: never pruned.
+DEFAULT_CACHE_MAX_SIZE = 512
 
 
 class ConfigError(Exception):
@@ -70,6 +72,7 @@ class Config:
     helper_by_payload: bool = True
     options: Options = Options()
     root: Path | None = None  # the directory of the pyproject.toml it came from
+    cache_max_size: int = DEFAULT_CACHE_MAX_SIZE  # megabytes; no result depends on it
 
     def is_enabled(self, code: str, path: str | None = None) -> bool:
         """True when ``code`` is selected, not ignored, and not ignored for ``path``."""
@@ -183,6 +186,7 @@ _KEYS = frozenset(
         "ref-name-pattern",
         "helper",
         "helper-style",
+        "cache-max-size",
     }
 )
 
@@ -216,6 +220,14 @@ def config_from_table(table: Mapping[str, Any], where: str, root: Path | None) -
         if table["helper-style"] not in ("wrap", "in-place"):
             raise ConfigError(f"{where}: tool.shmlint.helper-style must be 'wrap' or 'in-place'")
         changes["helper_style"] = table["helper-style"]
+    if "cache-max-size" in table:
+        size = table["cache-max-size"]
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ConfigError(
+                f"{where}: tool.shmlint.cache-max-size must be a whole number of megabytes "
+                "(0: no limit)"
+            )
+        changes["cache_max_size"] = size
     options = _options(table, where)
     helper = changes.get("helper", config.helper)
     # The helper --fix inserts detaches by definition: the analysis must accept it.

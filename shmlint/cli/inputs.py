@@ -15,6 +15,7 @@ from shmlint.basics.types import FileResult
 from shmlint.run import record
 from shmlint.run.cache import Cache, default_directory
 from shmlint.run.discovery import iter_file_names
+from shmlint.run.prune import maybe_prune
 
 if TYPE_CHECKING:
     from shmlint.facts.model import ProjectFacts
@@ -66,6 +67,9 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
         outcomes, facts = _run(files, config, args, cache, prefilter, last)
         if args.write_summary is not None:
             write_summary(args.write_summary, facts)
+    if cache is not None:
+        # Entries are never overwritten: the least recently used go past the size limit.
+        maybe_prune(cache.directory, config.cache_max_size, cache.grown)
     results = iter(outcomes)
     paths = iter(files)
     return [

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from shmlint._version import __version__
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
+from shmlint.run.prune import REFRESH_AFTER, refresh
 
 if TYPE_CHECKING:
     from shmlint.facts.model import ProjectFacts
@@ -41,6 +43,13 @@ DIRECTORY_NAME = ".shmlint_cache"
 # Where the cache lives when ``--cache-dir`` is not given (as ruff's RUFF_CACHE_DIR).
 DIRECTORY_VARIABLE = "SHMLINT_CACHE_DIR"
 PACKAGE_DIRECTORY = Path(__file__).resolve().parents[1]  # shmlint/
+# Written into a cache directory shmlint creates (as ruff does): git ignores it, and backup
+# tools that honour the Cache Directory Tagging Specification skip it.
+MARKERS = {
+    ".gitignore": "# Created by shmlint: a cache, never committed.\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by shmlint.\n",
+}
 
 
 @functools.cache
@@ -124,6 +133,7 @@ class Cache:
         self._salt = f"{self._config_salt}\0{facts_digest}".encode()
         self.hits = self.misses = 0
         self._packs: _Packs | None = None
+        self.grown = False  # facts were stored through this object (a run's biggest write)
 
     def with_facts(self, facts_digest: str) -> Cache:
         """The same cache, for results checked against project facts with this digest."""
@@ -133,6 +143,7 @@ class Cache:
         other._salt = f"{self._config_salt}\0{facts_digest}".encode()
         other.hits = other.misses = 0
         other._packs = None
+        other.grown = False
         return other
 
     def __getstate__(self) -> dict[str, Any]:
@@ -143,6 +154,7 @@ class Cache:
         for name, value in state.items():
             setattr(self, name, value)
         self._packs = None
+        self.grown = False
 
     def key(self, display: str, data: bytes) -> str:
         """The entry key of one file's bytes reported as ``display``."""
@@ -170,9 +182,20 @@ class Cache:
         return self.directory / key[:2] / f"{key}.json"
 
     def _read(self, key: str) -> str | None:
+        """The text stored under ``key`` (None: missing, unreadable or not UTF-8); the file is
+        marked used when its last mark is old (shmlint/run/prune.py keeps the used ones)."""
+        path = self._path(key)
         try:
-            return self._path(key).read_text(encoding="utf-8")
+            with open(path, "rb") as handle:
+                data = handle.read()
+                marked = os.fstat(handle.fileno()).st_mtime
         except OSError:
+            return None
+        if time.time() - marked > REFRESH_AFTER:
+            refresh(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
             return None
 
     def _entry(self, key: str) -> Any:
@@ -367,7 +390,9 @@ class Cache:
             return None
 
     def put_facts(self, key: str, facts: ProjectFacts) -> None:
-        """Store merged project facts (their canonical text, whose digest they keep)."""
+        """Store merged project facts (their canonical text, whose digest they keep); the
+        cache has :attr:`grown` (the run should prune it, shmlint/run/prune.py)."""
+        self.grown = True
         self._write(key, f'{{"key": {json.dumps(key)}, "body": {facts.canonical_json()}}}')
 
     @property
@@ -394,11 +419,23 @@ class Cache:
         import tempfile  # only a run that writes needs it
 
         with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            try:
+                descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            except FileNotFoundError:  # the first entry of its shard, or of the cache
+                self._make(path.parent)
+                descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(temporary, path)
+
+    def _make(self, shard: Path) -> None:
+        """Create a shard's directory; a cache directory created here gets :data:`MARKERS`."""
+        root = self.directory.parent
+        created = not root.exists()
+        shard.mkdir(parents=True, exist_ok=True)
+        if created:
+            for name, text in MARKERS.items():
+                (root / name).write_text(text, encoding="utf-8")
 
 
 def syntax_body(summary: ModuleSummary | None) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache, default_directory
 from shmlint.run.discovery import iter_python_files
 from shmlint.run.passes import first_pass
+from shmlint.run.prune import maybe_prune
 from shmlint.run.runner import default_jobs
 from shmlint.run.session import ProjectSession
 from shmlint.server.settings import load_settings
@@ -58,6 +59,7 @@ class Project:
         self._stamps = _stamps(files)
         session = ProjectSession(files, self.config, cache, executor=self._helper)
         session.build(progress)
+        maybe_prune(cache.directory, self.config.cache_max_size, cache.grown)
         self.session = session
         self._not_in_project.clear()
         # The project's facts and files live as long as the server: the collector need not

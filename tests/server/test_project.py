@@ -68,3 +68,23 @@ def test_a_failed_build_leaves_per_file_checks(root: Path, monkeypatch: pytest.M
     assert _codes(project, root / "pkg" / "m.py", READ) == ["SHM101"]
     assert not project.close(root / "pkg" / "m.py")
     assert not project.disk_changed([root / "pkg" / "m.py"], created_or_deleted=True)
+
+
+def test_a_build_prunes_the_cache(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's build stores facts, as a command-line run does: past the cache's limit,
+    what other runs left days ago goes (shmlint/run/prune.py)."""
+    import os
+    import time
+
+    monkeypatch.delenv("SHMLINT_CACHE_DIR", raising=False)
+    (root / "pyproject.toml").write_text("[tool.shmlint]\ncache-max-size = 1\n")
+    from shmlint.run.cache import FORMAT
+
+    stale = root / ".shmlint_cache" / f"v{FORMAT}" / "k0" / ("k0" + "0" * 62 + ".json")
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b" " * (2**20 + 1))
+    os.utime(stale, (time.time() - 2 * 86_400,) * 2)
+    project = Project(root, None)
+    project.build()
+    assert not stale.exists()
+    assert list((root / ".shmlint_cache").rglob("*.json"))  # the build's own entries stay
