@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.kinds import REF
-from shmlint.facts.model import ProjectFacts, ReadChain
+from shmlint.facts.model import ALIAS_DEPTH, ProjectFacts, ReadChain
 from shmlint.facts.summary import ModuleSummary
 
 _MAX_ROUNDS = 50
@@ -111,3 +111,54 @@ def propagate_reads(summaries: list[ModuleSummary], facts: ProjectFacts) -> None
                     break
         if not changed:
             break
+
+
+def caller_words(summaries: list[ModuleSummary]) -> frozenset[bytes]:
+    """The last names of the module-level functions that may return a read in the merge of
+    ``summaries``: a superset of its readers' names (``ProjectFacts.reader_words``), found
+    without merging. Every read counts (whether its argument must be a ref or not), and a
+    returned call counts when any name on its callee's chain of re-exports (each step
+    ``ProjectFacts.canonical`` may take through these summaries' imports) returns a read; a
+    method counts unless its owner is a class of these summaries. So the deferred modules
+    spelling one include every module a first merge would find calling a reader."""
+    aliases: dict[str, str] = {}
+    classes: set[str] = set()
+    for summary in summaries:
+        for local, target in summary.imports:
+            aliases.setdefault(f"{summary.module}.{local}", target)
+        classes.update(c.name for c in summary.classes)
+
+    def chain(name: str) -> list[str]:
+        points = [name]
+        for _ in range(ALIAS_DEPTH):
+            parts = name.split(".")
+            for cut in range(len(parts), 0, -1):
+                head = ".".join(parts[:cut])
+                target = aliases.get(head)
+                if target is not None and target != head:
+                    name = ".".join([target, *parts[cut:]])
+                    points.append(name)
+                    break
+            else:
+                break
+        return points
+
+    found = {read.function for summary in summaries for read in summary.reads}
+    returns = [
+        (
+            flow.target[4:],
+            [point for o in flow.origins if o[:4] == "ret:" for point in chain(o[4:])],
+        )
+        for summary in summaries
+        for flow in summary.flows
+        if flow.target[:4] == "ret:"
+    ]
+    grew = True
+    while grew:
+        grew = False
+        for function, points in returns:
+            if function not in found and any(point in found for point in points):
+                found.add(function)
+                grew = True
+    names = (name.rpartition(".") for name in found)
+    return frozenset(last.encode() for owner, _, last in names if last and owner not in classes)

@@ -25,7 +25,7 @@ from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payl
 
 FORMAT = 3
 MODEL_OUTPUT_FIELD = "logprobs"  # what makes a payload class a model-runner output
-_ALIAS_DEPTH = 16
+ALIAS_DEPTH = 16
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,7 +137,7 @@ class ProjectFacts:
         return known
 
     def _follow(self, name: str) -> str:
-        for _ in range(_ALIAS_DEPTH):
+        for _ in range(ALIAS_DEPTH):
             if name in self.classes or name in self.functions:
                 return name
             parts = name.split(".")

@@ -206,6 +206,15 @@ def _check_changed(
             calls[index] = None
     # (A changed deferred module spelling a reader's name ran the project: none here does.)
     callers = [flag and index not in fresh for index, flag in enumerate(last.callers)]
+    # A deferred module spelling the name of a function that may return a read (and no
+    # reader's name: that ran the project) would join a full run's merge, which adds no
+    # answer the facts lack (the merge of what names reach answers as every module's):
+    # these facts stand, and the record says what a full run would merge.
+    merged = [word.encode() for word in last.caller_words]
+    spellers = list(last.spellers)
+    for index, (item, data, _) in fresh.items():
+        if index < len(spellers):
+            spellers[index] = bool(item.deferred) and any(word in data for word in merged)
     trace = RunTrace(
         keys,
         list(last.gives),
@@ -215,6 +224,8 @@ def _check_changed(
         second,
         calls,
         callers,
+        last.caller_words,
+        spellers,
     )
     return results, stats, trace
 

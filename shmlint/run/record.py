@@ -59,6 +59,8 @@ class Record:
     second: list[bool]
     calls: list[Calls | None]
     callers: list[bool] = dataclasses.field(default_factory=list)
+    caller_words: list[str] = dataclasses.field(default_factory=list)
+    spellers: list[bool] = dataclasses.field(default_factory=list)
 
     def changed(self, files: Sequence[tuple[str | Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
@@ -103,6 +105,14 @@ class Record:
         if not self._same_key(index, key) or index >= len(self.callers):
             return None
         return self.callers[index]
+
+    def spelled_caller(self, index: int, key: str | None) -> bool | None:
+        """Whether deferred file ``index`` spelled one of :attr:`caller_words` (the merge
+        resolved its imports: ``runner._Deferred.spelling``) when its phase-1 key was ``key``
+        too; None when not known."""
+        if not self._same_key(index, key) or index >= len(self.spellers):
+            return None
+        return self.spellers[index]
 
     def deferred(self, index: int, key: str | None) -> str | None:
         """The module name of file ``index`` when it was a deferred module (nothing to check
@@ -155,6 +165,8 @@ def load(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> Re
             [bool(flag) for flag in body["second"]],
             decode_calls(body["calls"]),
             [bool(flag) for flag in body.get("callers", ())],
+            [str(word) for word in body.get("caller_words", ())],
+            [bool(flag) for flag in body.get("spellers", ())],
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -199,5 +211,7 @@ def write(
         "second": trace.second if trace is not None else [],
         "calls": trace.calls if trace is not None else [],
         "callers": trace.callers if trace is not None else [],
+        "caller_words": trace.caller_words if trace is not None else [],
+        "spellers": trace.spellers if trace is not None else [],
     }
     cache.put_record(record_key(files, cache, mode), body)

@@ -25,6 +25,7 @@ from shmlint.facts import external
 from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.closure import asked_classes, close, used_names
 from shmlint.facts.evidence import TypeTables
+from shmlint.facts.flow import caller_words
 from shmlint.facts.lookups import answers_same, shared_json, watched
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
@@ -214,6 +215,10 @@ class RunTrace:
     calls: list[Calls | None] = dataclasses.field(default_factory=list)
     # Per file: a deferred module spelling one of those readers' names (_Deferred.callers).
     callers: list[bool] = dataclasses.field(default_factory=list)
+    # The names of the functions that may return a read, as the merge looked for them
+    # (facts.flow.caller_words), and per file: a deferred module spelling one (merged).
+    caller_words: list[str] = dataclasses.field(default_factory=list)
+    spellers: list[bool] = dataclasses.field(default_factory=list)
 
 
 class LastRun(Protocol):
@@ -238,6 +243,13 @@ class LastRun(Protocol):
 
     def called(self, index: int, key: str | None) -> bool | None:
         """Whether deferred file ``index`` spelled a reader's name, or None (not known)."""
+
+    @property
+    def caller_words(self) -> list[str]:
+        """The names the last run's merge looked for (:attr:`RunTrace.caller_words`)."""
+
+    def spelled_caller(self, index: int, key: str | None) -> bool | None:
+        """Whether deferred file ``index`` spelled one of them, or None (not known)."""
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -388,11 +400,15 @@ def _check_project(
         trace.gives = []
         callers = set(modules.callers(facts))
         trace.callers = [index in callers for index in range(len(files))]
+        spellers = set(modules.spellers)
+        trace.spellers = [index in spellers for index in range(len(files))]
+        trace.caller_words = sorted(word.decode() for word in modules.caller_words)
         for index, item in enumerate(firsts):
             syntax = ""
-            if served or index in callers:
+            if served or index in callers or index in spellers:
                 # Facts from the cache (which deferred summaries they read is unknown), or a
-                # module spelling a reader's name (whether it still does changes the merge).
+                # module spelling a reader's name, or the name of a function that may return
+                # a read (whether it still does changes the plan, or the merge).
                 syntax = UNKNOWN_SYNTAX
             elif index in modules.loaded:
                 syntax = summary_digest(modules.loaded[index])
@@ -485,8 +501,13 @@ def _spelled(
 
 def _words(last: LastRun) -> frozenset[bytes] | None:
     """The readers' names the last run looked for (None: a garbled record)."""
+    return _encoded(last.reader_words)
+
+
+def _encoded(words: list[str]) -> frozenset[bytes] | None:
+    """Recorded names as the bytes a run looks for (None: a garbled record)."""
     try:
-        return frozenset(word.encode() for word in last.reader_words)
+        return frozenset(word.encode() for word in words)
     except UnicodeEncodeError:  # not what a run writes
         return None
 
@@ -530,6 +551,8 @@ class _Deferred:
         self.packs: dict[str, str] = {}
         self.pending: list[tuple[str, ModuleSummary | None]] = []
         self.last = last
+        self.spellers: list[int] = []  # (spelling: the files the merge took as callers)
+        self.caller_words: frozenset[bytes] = frozenset()
 
     def load_index(self, index: int) -> ModuleSummary | None:
         if index in self.loaded:
@@ -606,6 +629,23 @@ class _Deferred:
     def loaders(self) -> dict[str, Callable[[], list[ModuleSummary]]]:
         return {module: functools.partial(self.load_module, module) for module in self.index}
 
+    def spelling(self, words: frozenset[bytes]) -> list[int]:
+        """Deferred files that spell one of ``words`` (the names of the functions that may
+        return a read: the merge resolves these files' imports); the record says it of the
+        files it knows unchanged, for the same names. Kept for the run's trace."""
+        last = self.last
+        if last is not None and _encoded(last.caller_words) != words:
+            last = None
+        found: list[int] = []
+        for index in sorted(i for indices in self.index.values() for i in indices):
+            spelled = last.spelled_caller(index, self.keys[index]) if last is not None else None
+            if spelled is None:
+                spelled = any(word in (self.contents[index] or b"") for word in words)
+            if spelled:
+                found.append(index)
+        self.spellers = found
+        return found
+
     def callers(self, facts: ProjectFacts) -> list[int]:
         """Deferred files that spell the name of a module-level function returning a read."""
         words = facts.reader_words()
@@ -658,15 +698,18 @@ def _merged(
     types = asked_classes(q for item in firsts if item is not None for q, _ in item.questions)
     external = options.external_types
     merged = in_file_order([*analysed, *reached])
-    facts = merge(merged, tables, external, types)
-    callers = [s for s in modules.load_all(modules.callers(facts)) if s is not None]
-    if callers:
-        # Their imports decide whether they call a reader: the facts must resolve them too.
-        more = {target for s in callers for _, target in s.imports}
+    # The deferred modules that may call a function returning a read (they spell its name):
+    # their imports decide whether they do, so the facts resolve them too. The names are a
+    # superset of the readers' names, found without merging (facts.flow.caller_words): one
+    # merge, where the readers' names of a first merge would pick the modules of a second.
+    modules.caller_words = caller_words(merged)
+    callers = modules.load_all(modules.spelling(modules.caller_words))
+    summaries = [summary for summary in callers if summary is not None]
+    if summaries:
+        more = {target for summary in summaries for _, target in summary.imports}
         extra = close(more, loaders, modules.prefetch_modules)
-        everything = in_file_order([*analysed, *reached, *extra, *callers])
-        if len(everything) > len(merged):  # (the same summaries merge to the same facts)
-            facts = merge(everything, tables, external, types)
+        merged = in_file_order([*merged, *extra, *summaries])
+    facts = merge(merged, tables, external, types)
     if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
     return facts, False

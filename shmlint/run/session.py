@@ -30,6 +30,7 @@ from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.facts.closure import asked_classes, close, used_names
 from shmlint.facts.evidence import TypeTables
+from shmlint.facts.flow import caller_words
 from shmlint.facts.merge import merge
 from shmlint.facts.model import FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
@@ -261,22 +262,23 @@ class ProjectSession:
 
         options = self.config.options
         external = options.external_types
-        reached = close(names, loaders)
-        facts = merge(in_file_order([*analysed, *reached]), self._tables, external, types)
-        callers = self._find_callers(facts)
-        summaries = [s for s in (load(i) for i in self._indices(callers)) if s is not None]
+        merged = in_file_order([*analysed, *close(names, loaders)])
+        # The deferred modules that may call a function returning a read: their imports
+        # decide whether they do, so the facts resolve them too (as runner._merged).
+        words = caller_words(merged)
+        spelling = [
+            index
+            for index, entry in enumerate(entries)
+            if entry.deferred() and any(word in (entry.data or b"") for word in words)
+        ]
+        summaries = [s for s in map(load, spelling) if s is not None]
         if summaries:
-            # Their imports decide whether they call a reader: the facts must resolve them too.
             more = {target for s in summaries for _, target in s.imports}
-            extra = close(more, loaders)
-            everything = in_file_order([*analysed, *reached, *extra, *summaries])
-            facts = merge(everything, self._tables, external, types)
+            merged = in_file_order([*merged, *close(more, loaders), *summaries])
+        facts = merge(merged, self._tables, external, types)
         self._merged_syntax = loaded
-        self._callers = callers
+        self._callers = self._find_callers(facts)
         return facts
-
-    def _indices(self, displays: set[str]) -> list[int]:
-        return [i for i, display in enumerate(self._entries) if display in displays]
 
     def _find_callers(self, facts: ProjectFacts) -> set[str]:
         """Deferred files that spell the name of a module-level function returning a read."""

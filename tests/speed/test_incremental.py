@@ -404,3 +404,57 @@ def test_a_result_served_after_an_undo_is_kept_only_with_its_own_lookups(
     )
     warm = _check(tree, capsys, *cache)
     assert warm == _check(tree, capsys, "--no-cache")
+
+
+def test_a_deferred_module_spelling_a_possible_readers_name_stays_incremental(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deferred module that comes to spell the name of a function that may return a read
+    but does not (`peek` needs a compiled-graph ref no one passes) would join a full run's
+    merge, which answers no question otherwise: the edit is checked alone, and the record
+    says so, so that the next full run merges what a run without the record merges."""
+    from shmlint.basics.config import load_config
+    from shmlint.run import record
+    from shmlint.run.cache import Cache
+    from shmlint.run.discovery import iter_file_names
+
+    tree = tmp_path / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pyproject.toml").write_text("[tool.shmlint]\nmin-confidence = 'medium'\n")
+    (tree / "pkg" / "__init__.py").write_text("")
+    reads = tree / "pkg" / "reads.py"
+    reads.write_text(
+        "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n\n\n"
+        "def peek(box):\n    return box.get()\n"
+    )
+    text = tree / "pkg" / "text.py"
+    text.write_text("def words(line):\n    return line.split()\n")
+    cache_dir = tmp_path / "cache"
+    cache = ("--cache-dir", str(cache_dir))
+    _check(tree, capsys, *cache)
+    _edit(text, "line.split()", "line.split()  # peek")
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert not full
+    assert warm == _check(tree, capsys, "--no-cache")
+    config = load_config(tree / "pyproject.toml")
+    files = list(iter_file_names([str(tree)], config))
+    last = record.load(files, Cache(cache_dir, config), "project")
+    assert last is not None and "peek" in last.caller_words
+    index = [display for _, display in files].index(str(text))
+    assert last.spellers[index]
+    # A change of the facts: the full run takes the record, and merges as a fresh run.
+    reads.write_text(reads.read_text() + "\n\ndef added():\n    return None\n")
+    traces: list[object] = []
+    original = shmlint.run.runner.check_project
+
+    def traced(*args: object, **kwargs: object) -> object:
+        outcome = original(*args, **kwargs)  # type: ignore[arg-type]
+        traces.append(kwargs["trace"])
+        return outcome
+
+    monkeypatch.setattr(shmlint.run.runner, "check_project", traced)
+    _check(tree, capsys, *cache)
+    _check(tree, capsys, "--cache-dir", str(tmp_path / "fresh"))
+    taken, fresh = traces
+    assert taken == fresh
