@@ -405,12 +405,11 @@ def _check_project(
         trace.caller_words = sorted(word.decode() for word in modules.caller_words)
         for index, item in enumerate(firsts):
             syntax = ""
-            if served or index in callers or index in spellers:
+            if served or index in callers:
                 # Facts from the cache (which deferred summaries they read is unknown), or a
-                # module spelling a reader's name, or the name of a function that may return
-                # a read (whether it still does changes the plan, or the merge).
+                # module spelling a reader's name (whether it still does changes the plan).
                 syntax = UNKNOWN_SYNTAX
-            elif index in modules.loaded:
+            elif index in modules.loaded:  # (a module spelling a possible reader's name too)
                 syntax = summary_digest(modules.loaded[index])
             given = None
             if last is not None and item is not None and not item.deferred:

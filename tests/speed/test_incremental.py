@@ -429,9 +429,16 @@ def test_a_deferred_module_spelling_a_possible_readers_name_stays_incremental(
     )
     text = tree / "pkg" / "text.py"
     text.write_text("def words(line):\n    return line.split()\n")
+    peeker = tree / "pkg" / "peeker.py"  # merged from the start: it spells `peek`
+    peeker.write_text("def look(box):\n    return box  # peek\n")
     cache_dir = tmp_path / "cache"
     cache = ("--cache-dir", str(cache_dir))
     _check(tree, capsys, *cache)
+    _edit(peeker, "# peek", "# peek at it")  # its summary the same
+    full = _full_runs(monkeypatch)
+    _check(tree, capsys, *cache)
+    assert not full
+    monkeypatch.undo()
     _edit(text, "line.split()", "line.split()  # peek")
     full = _full_runs(monkeypatch)
     warm = _check(tree, capsys, *cache)
@@ -443,6 +450,11 @@ def test_a_deferred_module_spelling_a_possible_readers_name_stays_incremental(
     assert last is not None and "peek" in last.caller_words
     index = [display for _, display in files].index(str(text))
     assert last.spellers[index]
+    # Edited again, its summary the same: still checked alone.
+    full.clear()  # (the run without cache above was one)
+    _edit(text, "# peek", "# peek again")
+    assert _check(tree, capsys, *cache) == warm
+    assert not full
     # A change of the facts: the full run takes the record, and merges as a fresh run.
     reads.write_text(reads.read_text() + "\n\ndef added():\n    return None\n")
     traces: list[object] = []
