@@ -493,14 +493,9 @@ def _spelled(
     """The readers' names each file spelled in the last run, by index, when the readers'
     names are the ones it looked for (scanning ~2,000 files for them was most of the plan
     after a change of the facts); None when nothing is known."""
-    if last is None or _words(last) != facts.reader_words():
+    if last is None or _encoded(last.reader_words) != facts.reader_words():
         return None
     return lambda index: last.spelled(index, keys[index])
-
-
-def _words(last: LastRun) -> frozenset[bytes] | None:
-    """The readers' names the last run looked for (None: a garbled record)."""
-    return _encoded(last.reader_words)
 
 
 def _encoded(words: list[str]) -> frozenset[bytes] | None:
@@ -630,33 +625,33 @@ class _Deferred:
 
     def spelling(self, words: frozenset[bytes]) -> list[int]:
         """Deferred files that spell one of ``words`` (the names of the functions that may
-        return a read: the merge resolves these files' imports); the record says it of the
-        files it knows unchanged, for the same names. Kept for the run's trace."""
+        return a read: the merge resolves these files' imports). Kept for the run's trace."""
         last = self.last
-        if last is not None and _encoded(last.caller_words) != words:
-            last = None
-        found: list[int] = []
-        for index in sorted(i for indices in self.index.values() for i in indices):
-            spelled = last.spelled_caller(index, self.keys[index]) if last is not None else None
-            if spelled is None:
-                spelled = any(word in (self.contents[index] or b"") for word in words)
-            if spelled:
-                found.append(index)
-        self.spellers = found
-        return found
+        known = None if last is None else (last.caller_words, last.spelled_caller)
+        self.spellers = self._spelling(words, known)
+        return self.spellers
 
     def callers(self, facts: ProjectFacts) -> list[int]:
         """Deferred files that spell the name of a module-level function returning a read."""
-        words = facts.reader_words()
         last = self.last
-        if last is not None and _words(last) != words:
-            last = None
+        known = None if last is None else (last.reader_words, last.called)
+        return self._spelling(facts.reader_words(), known)
+
+    def _spelling(
+        self,
+        words: frozenset[bytes],
+        known: tuple[list[str], Callable[[int, str | None], bool | None]] | None,
+    ) -> list[int]:
+        """Deferred files that spell one of ``words``; ``known``: the names the last run
+        looked for, and whether it found a file spelling one (None: not known), which holds
+        of the files it knows unchanged when the names are the same."""
+        spelled_then = known[1] if known is not None and _encoded(known[0]) == words else None
         found: list[int] = []
         for index in sorted(i for indices in self.index.values() for i in indices):
-            called = last.called(index, self.keys[index]) if last is not None else None
-            if called is None:
-                called = any(word in (self.contents[index] or b"") for word in words)
-            if called:
+            spelled = spelled_then(index, self.keys[index]) if spelled_then else None
+            if spelled is None:
+                spelled = any(word in (self.contents[index] or b"") for word in words)
+            if spelled:
                 found.append(index)
         return found
 
