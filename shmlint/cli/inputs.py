@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,7 @@ class Checked:
 
 def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     """Check every input the command line names (a project run unless ``--per-file``)."""
+    started = time.time()  # (what the run reads or writes of the cache is kept from then)
     prefilter = not args.no_prefilter
     checked: list[Checked | None] = []
     files: list[tuple[str, str]] = []  # strings: a warm run builds no Path per file
@@ -69,7 +71,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
             write_summary(args.write_summary, facts)
     if cache is not None:
         # Entries are never overwritten: the least recently used go past the size limit.
-        maybe_prune(cache.directory, config.cache_max_size, cache.grown)
+        maybe_prune(cache.directory, config.cache_max_size, cache.grown, started)
     results = iter(outcomes)
     paths = iter(files)
     return [

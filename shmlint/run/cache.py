@@ -391,9 +391,10 @@ class Cache:
 
     def put_facts(self, key: str, facts: ProjectFacts) -> None:
         """Store merged project facts (their canonical text, whose digest they keep); the
-        cache has :attr:`grown` (the run should prune it, shmlint/run/prune.py)."""
-        self.grown = True
-        self._write(key, f'{{"key": {json.dumps(key)}, "body": {facts.canonical_json()}}}')
+        cache has :attr:`grown` once they are written (the run should prune it,
+        shmlint/run/prune.py)."""
+        text = f'{{"key": {json.dumps(key)}, "body": {facts.canonical_json()}}}'
+        self.grown = self._write(key, text) or self.grown
 
     @property
     def salt(self) -> bytes:
@@ -412,9 +413,9 @@ class Cache:
         """Store a result; a cache that cannot be written is silently not used."""
         self._store(key, encode_result(result))
 
-    def _write(self, key: str, text: str) -> None:
+    def _write(self, key: str, text: str) -> bool:
         """Write atomically (a temporary file renamed); a cache that cannot be written is
-        silently not used."""
+        silently not used (False)."""
         path = self._path(key)
         import tempfile  # only a run that writes needs it
 
@@ -427,6 +428,8 @@ class Cache:
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(temporary, path)
+            return True
+        return False
 
     def _make(self, shard: Path) -> None:
         """Create a shard's directory; a cache directory created here gets :data:`MARKERS`."""

@@ -55,11 +55,12 @@ class Project:
         if self._helper is None and default_jobs() > 1:
             self._helper = _helper_process()
         cache = Cache(default_directory(self.config), self.config)
+        started = time.time()
         files = self._files()
         self._stamps = _stamps(files)
         session = ProjectSession(files, self.config, cache, executor=self._helper)
         session.build(progress)
-        maybe_prune(cache.directory, self.config.cache_max_size, cache.grown)
+        maybe_prune(cache.directory, self.config.cache_max_size, cache.grown, started)
         self.session = session
         self._not_in_project.clear()
         # The project's facts and files live as long as the server: the collector need not
