@@ -70,7 +70,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
         if args.write_summary is not None:
             write_summary(args.write_summary, facts)
     if cache is not None:
-        # Entries are never overwritten: the least recently used go past the size limit.
+        # Content-keyed entries pile up: the least recently used go past the size limit.
         maybe_prune(cache.directory, config.cache_max_size, cache.grown, started)
     results = iter(outcomes)
     paths = iter(files)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.kinds import REF
-from shmlint.facts.model import ALIAS_DEPTH, ProjectFacts, ReadChain
+from shmlint.facts.model import ALIAS_DEPTH, ProjectFacts, ReadChain, realias
 from shmlint.facts.summary import ModuleSummary
 
 _MAX_ROUNDS = 50
@@ -131,16 +131,11 @@ def caller_words(summaries: list[ModuleSummary]) -> frozenset[bytes]:
     def chain(name: str) -> list[str]:
         points = [name]
         for _ in range(ALIAS_DEPTH):
-            parts = name.split(".")
-            for cut in range(len(parts), 0, -1):
-                head = ".".join(parts[:cut])
-                target = aliases.get(head)
-                if target is not None and target != head:
-                    name = ".".join([target, *parts[cut:]])
-                    points.append(name)
-                    break
-            else:
+            step = realias(aliases, name)
+            if step is None:
                 break
+            name = step
+            points.append(name)
         return points
 
     found = {read.function for summary in summaries for read in summary.reads}

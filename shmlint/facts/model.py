@@ -28,6 +28,18 @@ MODEL_OUTPUT_FIELD = "logprobs"  # what makes a payload class a model-runner out
 ALIAS_DEPTH = 16
 
 
+def realias(aliases: dict[str, str], name: str) -> str | None:
+    """``name`` with its longest prefix that is an alias (``module.local``) replaced by what
+    it aliases; None when no prefix is one (a step of :meth:`ProjectFacts.canonical`)."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        head = ".".join(parts[:cut])
+        target = aliases.get(head)
+        if target is not None and target != head:
+            return ".".join([target, *parts[cut:]])
+    return None
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class FieldFact:
     """A field of a project class and what its annotation says about arrays."""
@@ -140,15 +152,10 @@ class ProjectFacts:
         for _ in range(ALIAS_DEPTH):
             if name in self.classes or name in self.functions:
                 return name
-            parts = name.split(".")
-            for cut in range(len(parts), 0, -1):
-                head = ".".join(parts[:cut])
-                target = self.aliases.get(head)
-                if target is not None and target != head:
-                    name = ".".join([target, *parts[cut:]])
-                    break
-            else:
+            step = realias(self.aliases, name)
+            if step is None:
                 return name
+            name = step
         return name
 
     def kinds(self, slot: str) -> frozenset[str]:

@@ -15,7 +15,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache
@@ -23,6 +23,8 @@ from shmlint.run.encoding import Calls, Stat, decode_calls, decode_result, encod
 
 if TYPE_CHECKING:
     from shmlint.run.runner import RunTrace
+
+T = TypeVar("T")
 
 
 def stat_of(path: str | Path) -> Stat | None:
@@ -83,13 +85,15 @@ class Record:
     def _same_key(self, index: int, key: str | None) -> bool:
         return key is not None and index < len(self.keys) and self.keys[index] == key
 
+    def _kept(self, values: list[T], index: int, key: str | None) -> T | None:
+        """``values[index]`` when file ``index``'s phase-1 key was ``key`` too, else None."""
+        return values[index] if self._same_key(index, key) and index < len(values) else None
+
     def gave(self, index: int, key: str | None) -> str | None:
         """What analysed file ``index`` gave the merge (``runner.gives``) when its phase-1
         key was ``key`` too; None otherwise (a deferred module's depends on the merge)."""
-        if not self._same_key(index, key) or index >= len(self.gives):
-            return None
-        given = self.gives[index]
-        return given if given.startswith("a") else None
+        given = self._kept(self.gives, index, key)
+        return given if given is not None and given.startswith("a") else None
 
     def stood(self, index: int, stat: Stat | None) -> str | None:
         """File ``index``'s phase-1 key in the last run when its ``stat`` is the one recorded
@@ -102,26 +106,20 @@ class Record:
         """Whether deferred file ``index`` spelled one of :attr:`reader_words` (it calls a
         reader, maybe: ``runner._Deferred.callers``) when its phase-1 key was ``key`` too;
         None when not known."""
-        if not self._same_key(index, key) or index >= len(self.callers):
-            return None
-        return self.callers[index]
+        return self._kept(self.callers, index, key)
 
     def spelled_caller(self, index: int, key: str | None) -> bool | None:
         """Whether deferred file ``index`` spelled one of :attr:`caller_words` (the merge
         resolved its imports: ``runner._Deferred.spelling``) when its phase-1 key was ``key``
         too; None when not known."""
-        if not self._same_key(index, key) or index >= len(self.spellers):
-            return None
-        return self.spellers[index]
+        return self._kept(self.spellers, index, key)
 
     def deferred(self, index: int, key: str | None) -> str | None:
         """The module name of file ``index`` when it was a deferred module (nothing to check
         per file: its phase 1 a text check, ``passes.deferred_pass``) under the phase-1 key
         ``key`` too; None otherwise."""
-        if not self._same_key(index, key) or index >= len(self.gives):
-            return None
-        given = self.gives[index]
-        if not given.startswith("d"):
+        given = self._kept(self.gives, index, key)
+        if given is None or not given.startswith("d"):
             return None
         return given[1:].partition("\0")[0] or None  # (gives: f"d{module}\0{syntax}")
 
@@ -129,9 +127,7 @@ class Record:
         """The readers' names analysed file ``index`` spelled (``ProjectFacts.call_evidence``,
         for the names in :attr:`reader_words`) when its phase-1 key was ``key`` too; None
         when not known (another key, or phase 2 re-checked the file)."""
-        if not self._same_key(index, key) or index >= len(self.calls):
-            return None
-        calls = self.calls[index]
+        calls = self._kept(self.calls, index, key)
         if calls is None:
             return None
         try:

@@ -547,6 +547,7 @@ class _Deferred:
         self.last = last
         self.spellers: list[int] = []  # (spelling: the files the merge took as callers)
         self.caller_words: frozenset[bytes] = frozenset()
+        self._callers: tuple[ProjectFacts, list[int]] | None = None
 
     def load_index(self, index: int) -> ModuleSummary | None:
         if index in self.loaded:
@@ -625,17 +626,21 @@ class _Deferred:
 
     def spelling(self, words: frozenset[bytes]) -> list[int]:
         """Deferred files that spell one of ``words`` (the names of the functions that may
-        return a read: the merge resolves these files' imports). Kept for the run's trace."""
+        return a read: the merge resolves these files' imports). Both kept for the trace."""
         last = self.last
         known = None if last is None else (last.caller_words, last.spelled_caller)
+        self.caller_words = words
         self.spellers = self._spelling(words, known)
         return self.spellers
 
     def callers(self, facts: ProjectFacts) -> list[int]:
-        """Deferred files that spell the name of a module-level function returning a read."""
-        last = self.last
-        known = None if last is None else (last.reader_words, last.called)
-        return self._spelling(facts.reader_words(), known)
+        """Deferred files that spell the name of a module-level function returning a read
+        (found once per facts: the plan and the trace ask)."""
+        if self._callers is None or self._callers[0] is not facts:
+            last = self.last
+            known = None if last is None else (last.reader_words, last.called)
+            self._callers = (facts, self._spelling(facts.reader_words(), known))
+        return self._callers[1]
 
     def _spelling(
         self,
@@ -696,8 +701,7 @@ def _merged(
     # their imports decide whether they do, so the facts resolve them too. The names are a
     # superset of the readers' names, found without merging (facts.flow.caller_words): one
     # merge, where the readers' names of a first merge would pick the modules of a second.
-    modules.caller_words = caller_words(merged)
-    callers = modules.load_all(modules.spelling(modules.caller_words))
+    callers = modules.load_all(modules.spelling(caller_words(merged)))
     summaries = [summary for summary in callers if summary is not None]
     if summaries:
         more = {target for summary in summaries for _, target in summary.imports}
