@@ -89,14 +89,31 @@ def asked_classes(questions: Iterable[str]) -> set[str]:
     return {q[2:] for q in questions if q[:2] in _CLASS_QUESTIONS}
 
 
-def _deferred_prefixes(parts: list[str], deferred: Container[str]) -> list[tuple[int, str]]:
-    """The deferred modules a dotted name runs through: (how many parts, module name)."""
+def _deferred_prefixes(
+    parts: list[str], deferred: Container[str], above: Container[str]
+) -> list[tuple[int, str]]:
+    """The deferred modules a dotted name runs through: (how many parts, module name).
+    ``above``: every deferred module's name and the names of the packages above it (a name
+    past none of them runs through no deferred module: most names stop at their first
+    part or two)."""
     found = []
     module = ""
     for cut, part in enumerate(parts, 1):
         module = f"{module}.{part}" if module else part
+        if module not in above:
+            break
         if module in deferred:
             found.append((cut, module))
+    return found
+
+
+def _above(modules: Iterable[str]) -> set[str]:
+    """The names ``module`` and every package above it, of each of ``modules``."""
+    found: set[str] = set()
+    for module in modules:
+        while module and module not in found:
+            found.add(module)
+            module = module.rpartition(".")[0]
     return found
 
 
@@ -113,6 +130,8 @@ def close(
     yet waits, and the modules the waiting names need are prefetched together — the same
     names followed, so the same modules loaded, as one by one."""
     loaded: dict[str, list[ModuleSummary]] = {}
+    defined: dict[str, list[_Defined]] = {}
+    above = _above(deferred)
     todo = list(names)
     seen: set[str] = set()
     waiting: list[str] = []
@@ -129,8 +148,8 @@ def close(
         if name in seen:
             continue
         parts = name.split(".")
-        through = _deferred_prefixes(parts, deferred)
-        if prefetch is not None:
+        through = _deferred_prefixes(parts, deferred, above)
+        if prefetch is not None and through:
             missing = {
                 module for _, module in through if module not in loaded and module not in fetched
             }
@@ -142,13 +161,32 @@ def close(
         for cut, module in through:
             if module not in loaded:
                 loaded[module] = deferred[module]()
+                defined[module] = [_Defined(summary) for summary in loaded[module]]
             if cut == len(parts):
                 continue
             head, tail = parts[cut], parts[cut + 1 :]
-            for summary in loaded[module]:  # several files may claim one module name
-                imports = dict(summary.imports)
-                target = imports.get(head)
+            for definitions in defined[module]:  # several files may claim one module name
+                target = definitions.imports.get(head)
                 if target is not None:
                     todo.append(".".join([target, *tail]))
-                todo.extend(_class_names(summary, imports, head))
+                todo.extend(definitions.class_names(head))
     return [summary for summaries in loaded.values() for summary in summaries]
+
+
+class _Defined:
+    """What a loaded module defines for the names run through it: its imports by local name,
+    and the names each of its classes uses (found once per class name asked)."""
+
+    __slots__ = ("summary", "imports", "_used")
+
+    def __init__(self, summary: ModuleSummary) -> None:
+        self.summary = summary
+        self.imports = dict(summary.imports)
+        self._used: dict[str, tuple[str, ...]] = {}
+
+    def class_names(self, short: str) -> tuple[str, ...]:
+        """The names class ``short`` of the module uses (:func:`_class_names`)."""
+        used = self._used.get(short)
+        if used is None:
+            used = self._used[short] = tuple(_class_names(self.summary, self.imports, short))
+        return used

@@ -69,3 +69,19 @@ def test_waves_load_what_one_by_one_loads(tmp_path: Path, names: list[str]) -> N
         # `pkg`, then `pkg.out` (its alias), then what `Out` names, then `Inner`'s field.
         assert waves[:2] == [{"pkg"}, {"pkg.out"}]
         assert len(waves) == 4
+
+
+def test_a_name_is_followed_only_as_far_as_a_deferred_module_lies() -> None:
+    from shmlint.facts.closure import _above, _deferred_prefixes
+
+    deferred = {"a", "a.b.c", "x.y", "p.q.r.s"}
+    above = _above(deferred)
+    assert above == {"a", "a.b", "a.b.c", "x", "x.y", "p", "p.q", "p.q.r", "p.q.r.s"}
+
+    def every_prefix(parts: list[str]) -> list[tuple[int, str]]:
+        names = (".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
+        return [(cut, name) for cut, name in enumerate(names, 1) if name in deferred]
+
+    for name in ["a.b.c.X", "a.x.c", "a.b", "x.y.z.w", "x.z.y", "p.q.r.s.T.u", "p.r", "q.a"]:
+        parts = name.split(".")
+        assert _deferred_prefixes(parts, deferred, above) == every_prefix(parts), name

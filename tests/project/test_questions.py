@@ -82,9 +82,7 @@ def test_a_module_defining_a_reader_goes_to_phase_two_only_when_its_gate_skipped
     gated = first_pass(store.read_bytes(), str(store), config, lazy=True)
     assert gated.gated and gated.needs_second_pass(facts, store.read_bytes())
     (again,) = check_files([(store, str(store))], config, jobs=1, cache=None, facts=facts)
-    assert {f.code for f in again.findings} - {f.code for f in gated.result.findings} == {
-        "SHM102"
-    }
+    assert {f.code for f in again.findings} - {f.code for f in gated.result.findings} == {"SHM102"}
     # actors.py makes handles: phase 1 analysed every body; its answers are the project's.
     ungated = first_pass(actors.read_bytes(), str(actors), config, lazy=True)
     assert not ungated.gated and not ungated.needs_second_pass(facts, actors.read_bytes())
