@@ -38,9 +38,6 @@ class ProjectView:
         # questions get the same answers from the project's facts as from its own needs no
         # second analysis.
         self.deps = deps
-        # Set by the analysis when its findings came from a pass whose gate may have skipped
-        # bodies (shmlint.analysis.dataflow.gate): phase 1 keeps it (FirstPass.gated).
-        self.gated = False
 
     def qname(self, node: ast.expr, scope: Scope) -> str | None:
         """The canonical project-wide name of a dotted expression, or None (a local object)."""

@@ -46,9 +46,6 @@ class FirstPass:
     # The module name of a file phase 1 did not parse (no read, no helper: nothing to check
     # per file); its summary is built only if the project needs it (closure.py).
     deferred: str = ""
-    # Its findings came from a pass whose gate may have skipped bodies (ProjectView.gated): a
-    # body calling one of the module's own readers by a name phase 1 did not know as a read.
-    gated: bool = True
 
     def needs_second_pass(self, facts: ProjectFacts, data: bytes) -> bool:
         """True when the project's facts may change this file's findings."""
@@ -64,10 +61,7 @@ class FirstPass:
         readers' names the file spells, when already known (the text is not scanned)."""
         if self.summary is None:
             return False, None
-        if self.gated and facts.defines_readers(self.summary.module):
-            # The project's gate keeps the bodies calling the module's readers: one phase 1
-            # skipped asked no question. (An ungated phase 1 analysed every body, and asked
-            # what each call returns: the questions tell.)
+        if facts.defines_readers(self.summary.module):
             return True, None
         if any(facts.answer(question) != answer for question, answer in self.questions):
             return True, None
@@ -155,8 +149,7 @@ def first_pass(
         return FirstPass(None, error_result(path, config, 1, 0, TOO_DEEP))
     summary = own if recorder is None else recorder.fill(own)
     answers = tuple(sorted((q, view.facts.answer(q)) for q in questions))
-    result = FileResult(path, tuple(findings), parsed=True)
-    return FirstPass(summary, result, answers, gated=view.gated)
+    return FirstPass(summary, FileResult(path, tuple(findings), parsed=True), answers)
 
 
 def encode(item: FirstPass) -> dict[str, Any]:
@@ -166,7 +159,6 @@ def encode(item: FirstPass) -> dict[str, Any]:
         "result": encode_result(item.result),
         "questions": [list(q) for q in item.questions],
         "deferred": item.deferred,
-        "gated": item.gated,
     }
 
 
@@ -178,5 +170,4 @@ def decode(data: dict[str, Any]) -> FirstPass:
         decode_result(data["result"]),
         tuple((str(q), str(a)) for q, a in data["questions"]),
         str(data["deferred"]),
-        bool(data["gated"]),
     )

@@ -66,25 +66,3 @@ def test_names_only_records_names_and_asked_records_the_questions() -> None:
     assert deps == {"n:pkg.C"}
     view.asked(aside)
     assert deps == {"n:pkg.C", "c:pkg.C"}
-
-
-OWN = FIXTURES / "project" / "own_reader"
-
-
-def test_a_module_defining_a_reader_goes_to_phase_two_only_when_its_gate_skipped_bodies() -> None:
-    config = load_config(find_pyproject(OWN))
-    files = list(iter_python_files([str(OWN)], config))
-    facts, _ = check_project(files, config, jobs=1, cache=None)
-    store, actors = OWN / "pkg" / "store.py", OWN / "pkg" / "actors.py"
-    assert facts.defines_readers("pkg.store") and facts.defines_readers("pkg.actors")
-    # No handle made in store.py: its phase 1 reported through the gate, which skipped
-    # `keep` (it spells no read), so phase 2 must see it: it finds what `keep` stores.
-    gated = first_pass(store.read_bytes(), str(store), config, lazy=True)
-    assert gated.gated and gated.needs_second_pass(facts, store.read_bytes())
-    (again,) = check_files([(store, str(store))], config, jobs=1, cache=None, facts=facts)
-    assert {f.code for f in again.findings} - {f.code for f in gated.result.findings} == {"SHM102"}
-    # actors.py makes handles: phase 1 analysed every body; its answers are the project's.
-    ungated = first_pass(actors.read_bytes(), str(actors), config, lazy=True)
-    assert not ungated.gated and not ungated.needs_second_pass(facts, actors.read_bytes())
-    (again,) = check_files([(actors, str(actors))], config, jobs=1, cache=None, facts=facts)
-    assert again.findings == ungated.result.findings

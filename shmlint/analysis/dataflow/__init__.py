@@ -88,18 +88,13 @@ def analyze_module(
                 if _FUSE_LAST_ROUND:
                     # Every read of this round saw the facts as they end it: the reporting
                     # pass would analyse the bodies it keeps (a subset) just as this round
-                    # did, so this round's findings are that pass's. (It skipped a body
-                    # only by the gate and quiet.py, never in phase 1: see ``gated``.)
-                    if project is not None and ctx.quiet is not None:
-                        project.gated = True
+                    # did, so this round's findings are that pass's.
                     return _sorted(ctx)
                 break
         ctx.begin_pass()
         ctx.reporting = True
         ctx.pre_pass = False
     ctx.gate = gate
-    if project is not None and gate is not None:
-        project.gated = True  # this pass skips the bodies its gate finds no read in
     FunctionAnalysis(ctx, tree, module_scope).run()
     return _sorted(ctx)
 
