@@ -62,6 +62,9 @@ class FirstPass:
         if self.summary is None:
             return False, None
         if facts.defines_readers(self.summary.module):
+            # Its calls of its own readers are reads project-wide; phase 1 never asks whether
+            # a callee returns a read (only what its slot holds), so no answer would tell
+            # (fixtures/project/own_reader).
             return True, None
         if any(facts.answer(question) != answer for question, answer in self.questions):
             return True, None
