@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from shmlint.analysis.dataflow.context import ModuleContext, RawFinding
 from shmlint.analysis.dataflow.facts import collect_annotations
 from shmlint.analysis.dataflow.function import FunctionAnalysis
-from shmlint.analysis.dataflow.gate import DirectGate, Gate
+from shmlint.analysis.dataflow.gate import DirectGate, Gate, recording_gate
 from shmlint.analysis.dataflow.quiet import Quiet, makes_handles
 from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
@@ -62,6 +62,8 @@ def analyze_module(
     gate: Gate | None = None
     if text is not None and not needs_facts and alone and not ctx.recording and _SKIP_QUIET:
         gate = DirectGate(text, options, tree)
+    elif text is not None and ctx.recording:
+        gate = recording_gate(text, options, tree)  # (its own facts know no reader)
     elif text is not None:
         extra = project.facts.gate_words(project.module) if project is not None else frozenset()
         gate = Gate(text, options, extra)
