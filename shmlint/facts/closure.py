@@ -129,8 +129,7 @@ def close(
     Given it, the names are followed in waves: a name that runs through a module not loaded
     yet waits, and the modules the waiting names need are prefetched together — the same
     names followed, so the same modules loaded, as one by one."""
-    loaded: dict[str, list[ModuleSummary]] = {}
-    defined: dict[str, list[_Defined]] = {}
+    defined: dict[str, list[_Defined]] = {}  # the modules loaded, each file's definitions
     above = _above(deferred)
     todo = list(names)
     seen: set[str] = set()
@@ -151,7 +150,7 @@ def close(
         through = _deferred_prefixes(parts, deferred, above)
         if prefetch is not None and through:
             missing = {
-                module for _, module in through if module not in loaded and module not in fetched
+                module for _, module in through if module not in defined and module not in fetched
             }
             if missing:
                 wanted |= missing
@@ -159,9 +158,8 @@ def close(
                 continue
         seen.add(name)
         for cut, module in through:
-            if module not in loaded:
-                loaded[module] = deferred[module]()
-                defined[module] = [_Defined(summary) for summary in loaded[module]]
+            if module not in defined:
+                defined[module] = [_Defined(summary) for summary in deferred[module]()]
             if cut == len(parts):
                 continue
             head, tail = parts[cut], parts[cut + 1 :]
@@ -170,7 +168,7 @@ def close(
                 if target is not None:
                     todo.append(".".join([target, *tail]))
                 todo.extend(definitions.class_names(head))
-    return [summary for summaries in loaded.values() for summary in summaries]
+    return [definitions.summary for files in defined.values() for definitions in files]
 
 
 class _Defined:

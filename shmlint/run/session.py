@@ -265,12 +265,7 @@ class ProjectSession:
         merged = in_file_order([*analysed, *close(names, loaders)])
         # The deferred modules that may call a function returning a read: their imports
         # decide whether they do, so the facts resolve them too (as runner._merged).
-        words = caller_words(merged)
-        spelling = [
-            index
-            for index, entry in enumerate(entries)
-            if entry.deferred() and any(word in (entry.data or b"") for word in words)
-        ]
+        spelling = self._spelling(caller_words(merged))
         summaries = [s for s in map(load, spelling) if s is not None]
         if summaries:
             more = {target for s in summaries for _, target in s.imports}
@@ -282,14 +277,18 @@ class ProjectSession:
 
     def _find_callers(self, facts: ProjectFacts) -> set[str]:
         """Deferred files that spell the name of a module-level function returning a read."""
-        words = facts.reader_words()
+        entries = list(self._entries.values())
+        return {entries[index].display for index in self._spelling(facts.reader_words())}
+
+    def _spelling(self, words: frozenset[bytes]) -> list[int]:
+        """The indices of the deferred files that spell one of ``words``."""
         if not words:
-            return set()
-        return {
-            e.display
-            for e in self._entries.values()
-            if e.deferred() and any(word in (e.data or b"") for word in words)
-        }
+            return []
+        return [
+            index
+            for index, entry in enumerate(self._entries.values())
+            if entry.deferred() and any(word in (entry.data or b"") for word in words)
+        ]
 
     def _shift_lines(self, entry: _Entry, before: ModuleSummary | None) -> bool:
         """When the file's summary changed only in line numbers (lines were inserted or

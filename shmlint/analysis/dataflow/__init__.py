@@ -62,11 +62,12 @@ def analyze_module(
     gate: Gate | None = None
     if text is not None and not needs_facts and alone and not ctx.recording and _SKIP_QUIET:
         gate = DirectGate(text, options, tree)
-    elif text is not None and ctx.recording:
-        gate = recording_gate(text, options, tree)  # (its own facts know no reader)
     elif text is not None:
         extra = project.facts.gate_words(project.module) if project is not None else frozenset()
-        gate = Gate(text, options, extra)
+        if ctx.recording:  # (its own facts know no reader: phase 1 finds the wrappers of one)
+            gate = recording_gate(text, options, tree, extra)
+        else:
+            gate = Gate(text, options, extra)
     if needs_facts:
         ctx.reporting = _FUSE_LAST_ROUND
         ctx.pre_pass = True

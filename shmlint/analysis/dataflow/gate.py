@@ -61,19 +61,22 @@ class Gate:
         return spans_any(self._lines, node)
 
 
-def recording_gate(text: str, options: Options, tree: ast.Module) -> Gate:
-    """Phase 1's gate: also the bodies that call a module-level function whose body the gate
-    keeps, to a fixpoint. On its own the module knows no reader, so without them a wrapper of
-    the module's reader (``def first(refs): return fetch(refs[0])``) records no returned read,
-    and is no reader project-wide. (Methods too would cost phase 1 ~17 % on the ray wheel:
-    their names are common words; module-level functions ~3 %.)"""
+def recording_gate(
+    text: str, options: Options, tree: ast.Module, extra: frozenset[str] = frozenset()
+) -> Gate:
+    """Phase 1's gate (``extra`` as for :class:`Gate`): also the bodies that call a
+    module-level function whose body the gate keeps, to a fixpoint. On its own the module
+    knows no reader, so without them a wrapper of the module's reader
+    (``def first(refs): return fetch(refs[0])``) records no returned read, and is no reader
+    project-wide. (Methods too would cost phase 1 ~17 % on the ray wheel: their names are
+    common words; module-level functions ~3 %.)"""
     defined = [
         node
         for node in statements(tree.body, into_scopes=False)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
-    names: frozenset[str] = frozenset()
-    gate = Gate(text, options)
+    names = extra
+    gate = Gate(text, options, names)
     while True:
         kept = names | {node.name for node in defined if gate.may_read(node)}
         if kept == names:
