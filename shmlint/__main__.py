@@ -1,8 +1,6 @@
 """``python -m shmlint`` runs the command line."""
 
-import sys
-
-from shmlint.cli import main
+from shmlint.cli import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

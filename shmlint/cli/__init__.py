@@ -1,5 +1,5 @@
 """The command line: argument parsing, input collection, output formats and exit codes."""
 
-from shmlint.cli.command import main
+from shmlint.cli.command import console, main
 
-__all__ = ["main"]
+__all__ = ["console", "main"]

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from shmlint._version import __version__
 from shmlint.basics.config import (
@@ -27,6 +27,7 @@ from shmlint.basics.config import (
 from shmlint.basics.types import Confidence, Finding
 from shmlint.cli import baseline, report
 from shmlint.cli.inputs import Checked, UsageError, collect
+from shmlint.run import collector
 from shmlint.run.cache import clean, default_directory
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -427,3 +428,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `shmlint ... | head`: the reader went away
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown quiet
         return EXIT_ERROR
+
+
+def console() -> NoReturn:
+    """The ``shmlint`` executable (and ``python -m shmlint``): :func:`main`, its output flushed,
+    then the process ends without tearing the interpreter down (mypy's ``--fast-exit``): a
+    project run's objects would otherwise be freed one by one — ~0.25 s of a warm run after an
+    edit of the ray wheel's facts, for a process about to end. Every file this process writes
+    is closed before :func:`main` returns; a pool's workers are shut down, a speculation's
+    child killed. No cycle collection either (shmlint.run.collector.off)."""
+    collector.off()
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        if stream.closed:  # (the language server's transport closes its stdout)
+            continue
+        try:
+            stream.flush()
+        except OSError:  # `shmlint ... | head`: the reader went away after the last write
+            code = EXIT_ERROR
+    os._exit(code)
