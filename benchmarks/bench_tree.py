@@ -9,10 +9,11 @@ ignored ``.corpus/`` (for ``vllm==…`` the run is on its ``vllm/`` directory). 
 ``shmlint check`` project-wide and ``--per-file``, cold (``--no-cache``); the project run with an
 empty cache (cold, filling it: what CI and a first pre-commit run pay); warm with nothing
 changed; warm after a one-line edit of a file nothing else depends on (``--leaf``) and of the
-module defining the payload class (``--payload``), both a comment (what the module gives the
-project's facts is unchanged) and a new function (the facts are merged anew); plain flake8
-(``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin. Each edit
-is undone afterwards. Speed is reported here, never asserted in a test.
+module defining the payload class (``--payload``), both a comment appended (what the module
+gives the project's facts is unchanged) and a new function (the facts are merged anew), and of
+both a comment inserted on top (every line moves: the facts are the last run's relined); plain
+flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin.
+Each edit is undone afterwards. Speed is reported here, never asserted in a test.
 """
 
 from __future__ import annotations
@@ -90,14 +91,19 @@ def _timed(command: list[str], cwd: Path) -> tuple[float, float]:
 
 
 class Edit:
-    """Appends a line to a file for each measured run; ``undo`` puts the bytes back."""
+    """Appends a line to a file for each measured run (``top``: puts it above the first line,
+    moving every line below); ``undo`` puts the bytes back."""
 
-    def __init__(self, path: Path, line: Callable[[int], str]) -> None:
+    def __init__(self, path: Path, line: Callable[[int], str], top: bool = False) -> None:
         self.path, self.line, self.original, self.count = path, line, path.read_bytes(), 0
+        self.top = top
 
     def __call__(self) -> None:
         self.count += 1
-        self.path.write_bytes(self.original + f"\n{self.line(self.count)}\n".encode())
+        if self.top:
+            self.path.write_bytes(f"{self.line(self.count)}\n".encode() + self.original)
+        else:
+            self.path.write_bytes(self.original + f"\n{self.line(self.count)}\n".encode())
 
     def undo(self) -> None:
         self.path.write_bytes(self.original)
@@ -156,6 +162,10 @@ def main() -> int:
     leaf_comment = Edit(leaf, lambda n: f"# edited {n}")
     payload_comment = Edit(payload, lambda n: f"# edited {n}")
     payload_function = Edit(payload, lambda n: f"def _bench_added_{n}():\n    return None")
+    # The commonest edit inserts a line, which moves every line below it: what a file gives
+    # the facts changes (its classes' and reads' lines), unlike a comment appended.
+    leaf_moved = Edit(leaf, lambda n: f"# edited {n}", top=True)
+    payload_moved = Edit(payload, lambda n: f"# edited {n}", top=True)
     flake8 = [_tool("flake8"), "--isolated", "-j", jobs, "--exit-zero"]
     # (name, command, before each run, fill the cache first)
     runs: list[tuple[str, list[str], Callable[[], None] | None]] = [
@@ -176,6 +186,8 @@ def main() -> int:
         ("warm, leaf edited", warm, leaf_comment),
         ("warm, payload comment", warm, payload_comment),
         ("warm, payload new def", warm, payload_function),
+        ("warm, leaf line moved", warm, leaf_moved),
+        ("warm, payload line moved", warm, payload_moved),
         (
             "ruff check --no-cache",
             [_tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "."],
@@ -215,7 +227,7 @@ def main() -> int:
             times[name] = wall
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
-        for edit in (leaf_comment, payload_comment, payload_function):
+        for edit in (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(per_file_cache, ignore_errors=True)
@@ -230,7 +242,8 @@ def main() -> int:
     print(f"empty cache / ruff        = {empty / ruff:.2f}   (cold, filling the cache)")
     print(f"per-file cold / ruff      = {per_file / ruff:.2f}")
     print(f"warm, unchanged           = {times['shmlint project warm']:.3f} s (goal <= 0.15)")
-    for name in ("warm, leaf edited", "warm, payload comment", "warm, payload new def"):
+    edits = ("leaf edited", "payload comment", "payload new def", "leaf line moved")
+    for name in (*(f"warm, {edit}" for edit in edits), "warm, payload line moved"):
         print(f"{name:<25} = {times[name]:.3f} s (goal <= 0.3)")
     return 0
 

@@ -6,7 +6,11 @@ its module name). When every changed file gives the merge what it gave before, t
 the cached facts of the last run, every unchanged file's result is its recorded result (it
 depends on the facts and its own bytes only), and only the changed files are analysed: phase
 1, then phase 2 against the facts when they may change the file's findings — the rule of
-``check_project``, so the same findings. Anything else is left to ``check_project``.
+``check_project``, so the same findings. When a changed file gives what it gave with only its
+lines moved (an edit inserting or deleting lines), the facts are the last run's with its lines
+replaced (shmlint/facts/moved.py), and phase 2 re-checks what it re-checked last time against
+them, each file's last result standing where its logged lookups are answered the same.
+Anything else is left to ``check_project``.
 """
 
 from __future__ import annotations
@@ -20,11 +24,19 @@ from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
+from shmlint.facts.moved import Lines, moved_lines, relined
 from shmlint.run.cache import Cache
-from shmlint.run.encoding import Stat
+from shmlint.run.encoding import Calls, Stat
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, stat_of
-from shmlint.run.runner import RunTrace, check_files, gives, summary_digest, with_external
+from shmlint.run.runner import (
+    RunTrace,
+    check_files,
+    facts_key_of,
+    gives,
+    summary_digest,
+    with_external,
+)
 from shmlint.run.speculate import Speculation
 
 # More changed files than this: a checkout or a rebase, where the full run is as quick.
@@ -70,7 +82,7 @@ def check_changed(
     }
     try:
         return _check_changed(
-            files, config, cache, last, changed, prefilter, phase_two, load, replays, started
+            files, config, cache, last, changed, prefilter, jobs, phase_two, load, replays, started
         )
     finally:
         for speculation in started.values():
@@ -125,6 +137,7 @@ def _check_changed(
     last: Record,
     changed: list[int],
     prefilter: bool,
+    jobs: int,
     phase_two: Cache,
     load: Callable[[], ProjectFacts | None],
     replays: dict[int, ProjectFacts],
@@ -133,6 +146,8 @@ def _check_changed(
     words = [word.encode() for word in last.reader_words]
     stats: list[Stat | None] = list(last.stats)
     keys = list(last.keys)
+    given = list(last.gives)
+    moved: dict[str, Lines] = {}  # the changed files that only moved lines: path → lines
     fresh: dict[int, tuple[FirstPass, bytes, bool]] = {}
     for index in changed:
         path, display = files[index]
@@ -152,13 +167,24 @@ def _check_changed(
         if item.deferred and before.startswith(f"d{item.deferred}\0"):
             # The merge read this module: what it reads is its syntactic summary.
             syntax = summary_digest(syntax_summary(data, display, config))
-        if gives(item, syntax) != before:
-            return None  # what the merge reads changed
+        old_key = keys[index]
+        given[index] = gives(item, syntax)
+        if given[index] != before:
+            lines = _moved(item, old_key, cache)
+            if lines is None or item.summary is None:
+                return None  # what the merge reads changed
+            if any(old_line != new_line for old_line, new_line in lines.items()):
+                moved[item.summary.path] = lines
+            # (Else no line the facts carry moved: they are the last run's.)
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
-        old_key = keys[index]
         keys[index] = key
-        fresh[index] = (item, data, _settled(item, data, old_key, last, index, words, cache))
+        settled = not moved and _settled(item, data, old_key, last, index, words, cache)
+        fresh[index] = (item, data, settled)
+    if moved:
+        return _check_moved(
+            files, config, cache, last, fresh, keys, given, stats, moved, load, jobs, prefilter
+        )
     results = list(last.results)
     second = list(last.second)
     unsettled = [i for i, (_, _, settled) in fresh.items() if not settled]
@@ -204,6 +230,22 @@ def _check_changed(
         # none kept (the next edit of it is decided against the facts again).
         if index in unsettled:
             calls[index] = None
+    trace = _trace(last, fresh, keys, given, second, calls)
+    return results, stats, trace
+
+
+def _trace(
+    last: Record,
+    fresh: dict[int, tuple[FirstPass, bytes, bool]],
+    keys: list[str | None],
+    given: list[str],
+    second: list[bool],
+    calls: list[Calls | None],
+    facts: tuple[str, str] | None = None,
+) -> RunTrace:
+    """The record this run leaves: the last one's, with the changed files' keys, what they
+    give, phase 2 and call evidence; ``facts``: the key and digest of other facts than the
+    last run's."""
     # (A changed deferred module spelling a reader's name ran the project: none here does.)
     callers = [flag and index not in fresh for index, flag in enumerate(last.callers)]
     # A deferred module spelling the name of a function that may return a read (and no
@@ -215,11 +257,12 @@ def _check_changed(
     for index, (item, data, _) in fresh.items():
         if index < len(spellers):
             spellers[index] = bool(item.deferred) and any(word in data for word in merged)
-    trace = RunTrace(
+    facts_key, facts_digest = facts or (last.facts_key, last.facts_digest)
+    return RunTrace(
         keys,
-        list(last.gives),
-        last.facts_key,
-        last.facts_digest,
+        given,
+        facts_key,
+        facts_digest,
         last.reader_words,
         second,
         calls,
@@ -227,6 +270,78 @@ def _check_changed(
         last.caller_words,
         spellers,
     )
+
+
+def _moved(item: FirstPass, old_key: str | None, cache: Cache) -> Lines | None:
+    """The lines an analysed file moved (:func:`shmlint.facts.moved.moved_lines`) when it
+    gives the merge what it gave with its last bytes (``old_key``) but for line numbers: the
+    same questions, the same summary but for its lines; else None."""
+    if item.summary is None or item.deferred or old_key is None:
+        return None
+    old = cache.get_first_pass(old_key)
+    if old is None or old.summary is None or old.deferred:
+        return None
+    if [question for question, _ in item.questions] != [q for q, _ in old.questions]:
+        return None
+    return moved_lines(old.summary, item.summary)
+
+
+def _check_moved(
+    files: Sequence[tuple[str | Path, str]],
+    config: Config,
+    cache: Cache,
+    last: Record,
+    fresh: dict[int, tuple[FirstPass, bytes, bool]],
+    keys: list[str | None],
+    given: list[str],
+    stats: list[Stat | None],
+    moved: dict[str, Lines],
+    load: Callable[[], ProjectFacts | None],
+    jobs: int,
+    prefilter: bool,
+) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
+    """The run when changed files only moved lines (``moved``): the last facts relined, stored
+    under this run's keys; phase 2 on the files it re-checked last time (an unchanged file
+    asks what it asked, and an answer naming a moved line differed from its own then, as it
+    does now) and on the changed files the new facts send there. A file whose lookups in the
+    last facts these answer the same keeps its last result (``check_files``' ``earlier``)."""
+    old = load()
+    facts = relined(old, moved) if old is not None else None
+    if facts is None:
+        return None
+    if facts is old:  # no line they carry moved: the same facts, stored under the last key
+        facts_key, digest = last.facts_key, last.facts_digest
+    else:
+        facts_key = facts_key_of(keys)
+        cache.put_facts(facts_key, facts)
+        digest = facts.digest()
+    facts = with_external(facts, config)
+    second = list(last.second)
+    calls = list(last.calls)
+    results = list(last.results)
+    for index, (item, data, _) in fresh.items():
+        second[index], calls[index] = item.second_pass(facts, data)
+        results[index] = item.result
+    again = [index for index, flag in enumerate(second) if flag]
+    earlier = None  # (as check_project: the last run's phase 2, if against other facts)
+    if digest != last.facts_digest:
+        earlier = cache.with_facts(last.facts_digest)
+        cache.put_last_facts(digest)
+    try:
+        rechecked = check_files(
+            [(Path(files[i][0]), files[i][1]) for i in again],
+            config,
+            jobs=jobs,
+            cache=cache.with_facts(digest),
+            prefilter=prefilter,
+            facts=facts,
+            earlier=earlier,
+        )
+    except FactsUnavailable:
+        return None
+    for index, result in zip(again, rechecked, strict=True):
+        results[index] = result
+    trace = _trace(last, fresh, keys, given, second, calls, (facts_key, digest))
     return results, stats, trace
 
 

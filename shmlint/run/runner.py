@@ -415,7 +415,7 @@ def _check_project(
             if last is not None and item is not None and not item.deferred:
                 given = last.gave(index, keys[index])
             trace.gives.append(given if given is not None else gives(item, syntax))
-        trace.facts_key = "f" + _run_digest(keys)
+        trace.facts_key = facts_key_of(keys)
         trace.facts_digest = facts_digest
         trace.reader_words = sorted(word.decode() for word in facts.reader_words())
         rechecked_files = set(second)
@@ -504,6 +504,12 @@ def _encoded(words: list[str]) -> frozenset[bytes] | None:
         return frozenset(word.encode() for word in words)
     except UnicodeEncodeError:  # not what a run writes
         return None
+
+
+def facts_key_of(keys: list[str | None]) -> str:
+    """The cache key of the facts of a run with these phase-1 keys (they depend on nothing
+    else: the configuration and the code are in every key)."""
+    return "f" + _run_digest(keys)
 
 
 def _run_digest(keys: list[str | None]) -> str:
@@ -672,7 +678,7 @@ def _merged(
     cached under the digest of every phase-1 key of the run. True: served from the cache."""
     facts_key = None
     if cache is not None:
-        facts_key = "f" + _run_digest(keys)
+        facts_key = facts_key_of(keys)
         cached = cache.get_facts(facts_key)
         if cached is not None and not cached.external_files_changed():
             return with_external(cached, config), True

@@ -470,3 +470,57 @@ def test_a_deferred_module_spelling_a_possible_readers_name_stays_incremental(
     _check(tree, capsys, "--cache-dir", str(tmp_path / "fresh"))
     taken, fresh = traces
     assert taken == fresh
+
+
+READS = "import ray\nclass Box: size: int\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
+KEEPS = (
+    "import numpy as np\n\nfrom pkg.reads import fetch\n\n\nclass Keeper:\n"
+    "    def keep(self, ref) -> None:\n        self.kept: np.ndarray = fetch(ref)\n"
+)
+# name: (the edit of pkg/reads.py, a full run), the findings always those of a run without cache
+MOVES: dict[str, tuple[Callable[[str], str], bool]] = {
+    "lines above the reader": (lambda text: "# one\n# two\n" + text, False),
+    "a line inside it": (lambda text: text.replace("(ref):\n", "(ref):\n    pass\n"), False),
+    "the read folded into the def's line": (
+        lambda text: text.replace("def fetch(ref):\n    return", "def fetch(ref): return"),
+        False,
+    ),
+    "a class and its field, one line, unfolded": (  # (line 2 went to two lines: merged anew)
+        lambda text: text.replace("class Box: size: int\n", "class Box:\n    size: int\n"),
+        True,
+    ),
+    "a function below it": (lambda text: text + "\n\ndef other():\n    pass\n", True),
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("name", MOVES)
+def test_an_edit_moving_lines_relines_the_facts(
+    name: str,
+    jobs: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another file's finding cites the reader's line ("its read at pkg/reads.py:6"): after
+    lines moved, the run takes the last facts relined, not a merge of the tree."""
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    reads = tree / "pkg" / "reads.py"
+    reads.write_text(READS)
+    (tree / "pkg" / "use.py").write_text(KEEPS)
+    options = ("--min-confidence", "medium")
+    cache = ("--cache-dir", str(tmp_path / "cache"), "-j", jobs, *options)
+    before = _check(tree, capsys, *cache)
+    assert "pkg/reads.py:6)" in str([f["message"] for f in before])
+    edit, full_run = MOVES[name]
+    reads.write_text(edit(READS))
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == (1 if full_run else 0)
+    if name != "a function below it":
+        assert warm != before  # (the message cites the read's new line)
+    assert _check(tree, capsys, *cache) == warm  # the record it left answers alone
+    assert len(full) == (1 if full_run else 0)
+    assert warm == _check(tree, capsys, "--no-cache", *options)
