@@ -91,8 +91,9 @@ def _timed(command: list[str], cwd: Path) -> tuple[float, float]:
 
 
 class Edit:
-    """Appends a line to a file for each measured run (``top``: puts it above the first line,
-    moving every line below); ``undo`` puts the bytes back."""
+    """Appends a line to a file for each measured run (``top``: one more line above the first
+    each run, so that every line moves from where the last run saw it); ``undo`` puts the
+    bytes back."""
 
     def __init__(self, path: Path, line: Callable[[int], str], top: bool = False) -> None:
         self.path, self.line, self.original, self.count = path, line, path.read_bytes(), 0
@@ -101,7 +102,8 @@ class Edit:
     def __call__(self) -> None:
         self.count += 1
         if self.top:
-            self.path.write_bytes(f"{self.line(self.count)}\n".encode() + self.original)
+            lines = "".join(f"{self.line(n)}\n" for n in range(1, self.count + 1))
+            self.path.write_bytes(lines.encode() + self.original)
         else:
             self.path.write_bytes(self.original + f"\n{self.line(self.count)}\n".encode())
 

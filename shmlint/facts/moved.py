@@ -12,6 +12,9 @@ edited tree are the last run's with the module's numbers replaced: no merge of t
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+from typing import Any
 
 from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts, ReadChain
 from shmlint.facts.summary import ModuleSummary
@@ -89,3 +92,20 @@ def _field(moved: dict[str, Lines], field: FieldFact) -> FieldFact | None:
         return field
     line = _line(moved, field.path, field.line)
     return None if line is None else dataclasses.replace(field, line=line)
+
+
+def relined_digest(base: str, moved: dict[str, Lines]) -> str:
+    """The digest of the facts with digest ``base`` relined by ``moved``
+    (``ProjectFacts.assume_digest``): of the derivation, not of their JSON."""
+    text = json.dumps(["relined", base, encode_moved(moved)])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def encode_moved(moved: dict[str, Lines]) -> list[Any]:
+    """``moved`` as JSON: per path, sorted, the pairs of lines."""
+    return [[path, sorted(lines.items())] for path, lines in sorted(moved.items())]
+
+
+def decode_moved(data: list[Any]) -> dict[str, Lines]:
+    """The inverse of :func:`encode_moved`; raises ``TypeError``/``ValueError``."""
+    return {str(path): {int(old): int(new) for old, new in pairs} for path, pairs in data}

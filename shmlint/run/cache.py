@@ -10,6 +10,7 @@ defensively: a stale, truncated or foreign entry is ignored (and recomputed), ne
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -37,6 +38,9 @@ FORMAT = 2
 PACK_INDEX_KEEP = 20_000
 # The most entries one pack holds (a worker's chunk of files is at most as many).
 PACK_ENTRIES = 16
+# Facts stored as others relined, over at most this many relinings (each ~10 ms to load on
+# the ray wheel); past it the facts are stored whole.
+RELINED_DEPTH = 8
 # A phase-2 plan: the files to re-check, the facts' digest, each file's call evidence.
 Plan = tuple[list[int], str, list[Calls | None]]
 DIRECTORY_NAME = ".shmlint_cache"
@@ -134,6 +138,8 @@ class Cache:
         self.hits = self.misses = 0
         self._packs: _Packs | None = None
         self.grown = False  # facts were stored through this object (a run's biggest write)
+        # Per facts key loaded through this object: the relinings loading them took.
+        self._relinings: dict[str, int] = {}
 
     def with_facts(self, facts_digest: str) -> Cache:
         """The same cache, for results checked against project facts with this digest."""
@@ -144,6 +150,7 @@ class Cache:
         other.hits = other.misses = 0
         other._packs = None
         other.grown = False
+        other._relinings = {}
         return other
 
     def __getstate__(self) -> dict[str, Any]:
@@ -155,6 +162,7 @@ class Cache:
             setattr(self, name, value)
         self._packs = None
         self.grown = False
+        self._relinings = {}
 
     def key(self, display: str, data: bytes) -> str:
         """The entry key of one file's bytes reported as ``display``."""
@@ -379,22 +387,62 @@ class Cache:
     def _last_facts_key(self) -> str:
         return "d" + hashlib.sha256(f"last facts\0{self._config_salt}".encode()).hexdigest()
 
-    def get_facts(self, key: str) -> ProjectFacts | None:
-        """Cached merged project facts, or None."""
+    def get_facts(self, key: str, depth: int = 0) -> ProjectFacts | None:
+        """Cached merged project facts, or None; facts stored as others relined
+        (:meth:`put_relined`) are rebuilt from those (``depth``: relinings already followed)."""
         from shmlint.facts.model import ProjectFacts
 
         body = self._entry(key)
         try:
-            return ProjectFacts.from_json(body) if body is not None else None
+            if isinstance(body, dict) and "relined" in body:
+                return self._relined(key, body["relined"], depth)
+            if not isinstance(body, dict):
+                return None
+            facts = ProjectFacts.from_json(body["facts"])
+            facts.assume_digest(str(body["digest"]))  # (of the text read: not encoded again)
         except (ValueError, KeyError, TypeError, IndexError):
             return None
+        self._relinings[key] = 0
+        return facts
+
+    def _relined(self, key: str, body: dict[str, Any], depth: int) -> ProjectFacts | None:
+        from shmlint.facts.moved import decode_moved, relined
+
+        if depth >= RELINED_DEPTH:
+            return None
+        base = str(body["base"])
+        below = self.get_facts(base, depth + 1)
+        facts = relined(below, decode_moved(body["moved"])) if below is not None else None
+        if facts is None:
+            return None
+        if facts is below:  # (the same object: its digest is the base's)
+            facts = dataclasses.replace(facts)
+        facts.assume_digest(str(body["digest"]))
+        self._relinings[key] = self._relinings.get(base, RELINED_DEPTH) + 1
+        return facts
+
+    def put_relined(
+        self, key: str, base: str, moved: dict[str, dict[int, int]], digest: str
+    ) -> bool:
+        """Store facts as those under ``base`` (loaded through this cache) with the lines
+        ``moved`` (shmlint/facts/moved.py) and their assumed digest: a few bytes, where the ray
+        wheel's facts are 9 MB of JSON (~0.15 s to encode). False, storing nothing, when
+        loading them would take more than :data:`RELINED_DEPTH` relinings."""
+        from shmlint.facts.moved import encode_moved
+
+        if self._relinings.get(base, RELINED_DEPTH) + 1 > RELINED_DEPTH:
+            return False
+        body = {"base": base, "moved": encode_moved(moved), "digest": digest}
+        self._store(key, {"relined": body})
+        return True
 
     def put_facts(self, key: str, facts: ProjectFacts) -> None:
         """Store merged project facts (their canonical text, whose digest they keep); the
         cache has :attr:`grown` once they are written (the run should prune it,
         shmlint/run/prune.py)."""
-        text = f'{{"key": {json.dumps(key)}, "body": {facts.canonical_json()}}}'
-        self.grown = self._write(key, text) or self.grown
+        canonical = facts.canonical_json()
+        body = f'{{"digest": {json.dumps(facts.digest())}, "facts": {canonical}}}'
+        self.grown = self._write(key, f'{{"key": {json.dumps(key)}, "body": {body}}}') or self.grown
 
     @property
     def salt(self) -> bytes:

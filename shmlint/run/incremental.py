@@ -16,6 +16,7 @@ Anything else is left to ``check_project``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
-from shmlint.facts.moved import Lines, moved_lines, relined
+from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
@@ -32,6 +33,7 @@ from shmlint.run.record import Record, stat_of
 from shmlint.run.runner import (
     RunTrace,
     check_files,
+    cites_others,
     facts_key_of,
     gives,
     summary_digest,
@@ -181,7 +183,12 @@ def _check_changed(
         keys[index] = key
         settled = not moved and _settled(item, data, old_key, last, index, words, cache)
         fresh[index] = (item, data, settled)
+    if moved and last.foreign:
+        return None  # a file's own answers may name a moved line (runner.cites_others)
     if moved:
+        for unwanted in started.values():  # (phase 2 against the last facts)
+            unwanted.cancel()
+        started.clear()
         return _check_moved(
             files, config, cache, last, fresh, keys, given, stats, moved, load, jobs, prefilter
         )
@@ -230,11 +237,12 @@ def _check_changed(
         # none kept (the next edit of it is decided against the facts again).
         if index in unsettled:
             calls[index] = None
-    trace = _trace(last, fresh, keys, given, second, calls)
+    trace = _trace(files, last, fresh, keys, given, second, calls)
     return results, stats, trace
 
 
 def _trace(
+    files: Sequence[tuple[str | Path, str]],
     last: Record,
     fresh: dict[int, tuple[FirstPass, bytes, bool]],
     keys: list[str | None],
@@ -258,6 +266,8 @@ def _trace(
         if index < len(spellers):
             spellers[index] = bool(item.deferred) and any(word in data for word in merged)
     facts_key, facts_digest = facts or (last.facts_key, last.facts_digest)
+    paths = {display for _, display in files}
+    foreign = last.foreign or any(cites_others(item, paths) for item, _, _ in fresh.values())
     return RunTrace(
         keys,
         given,
@@ -269,6 +279,7 @@ def _trace(
         callers,
         last.caller_words,
         spellers,
+        foreign,
     )
 
 
@@ -305,16 +316,24 @@ def _check_moved(
     asks what it asked, and an answer naming a moved line differed from its own then, as it
     does now) and on the changed files the new facts send there. A file whose lookups in the
     last facts these answer the same keeps its last result (``check_files``' ``earlier``)."""
-    old = load()
-    facts = relined(old, moved) if old is not None else None
+    facts_key = facts_key_of(keys)
+    # These keys' facts may be stored already (an edit undone): never stored over.
+    facts = cache.get_facts(facts_key)
     if facts is None:
-        return None
-    if facts is old:  # no line they carry moved: the same facts, stored under the last key
-        facts_key, digest = last.facts_key, last.facts_digest
-    else:
-        facts_key = facts_key_of(keys)
-        cache.put_facts(facts_key, facts)
-        digest = facts.digest()
+        old = load()
+        facts = relined(old, moved) if old is not None else None
+        if facts is None:
+            return None
+        if facts is old:  # no line they carry moved: the same facts, under the last key
+            facts_key = last.facts_key
+        else:
+            # Stored as the last facts relined, digested by that derivation (not 9 MB of
+            # JSON encoded: ~0.15 s on the ray wheel); whole past a few relinings.
+            facts.assume_digest(relined_digest(last.facts_digest, moved))
+            if not cache.put_relined(facts_key, last.facts_key, moved, facts.digest()):
+                facts = dataclasses.replace(facts)  # (its own digest: of its JSON)
+                cache.put_facts(facts_key, facts)
+    digest = facts.digest()
     facts = with_external(facts, config)
     second = list(last.second)
     calls = list(last.calls)
@@ -327,21 +346,18 @@ def _check_moved(
     if digest != last.facts_digest:
         earlier = cache.with_facts(last.facts_digest)
         cache.put_last_facts(digest)
-    try:
-        rechecked = check_files(
-            [(Path(files[i][0]), files[i][1]) for i in again],
-            config,
-            jobs=jobs,
-            cache=cache.with_facts(digest),
-            prefilter=prefilter,
-            facts=facts,
-            earlier=earlier,
-        )
-    except FactsUnavailable:
-        return None
+    rechecked = check_files(
+        [(Path(files[i][0]), files[i][1]) for i in again],
+        config,
+        jobs=jobs,
+        cache=cache.with_facts(digest),
+        prefilter=prefilter,
+        facts=facts,
+        earlier=earlier,
+    )
     for index, result in zip(again, rechecked, strict=True):
         results[index] = result
-    trace = _trace(last, fresh, keys, given, second, calls, (facts_key, digest))
+    trace = _trace(files, last, fresh, keys, given, second, calls, (facts_key, digest))
     return results, stats, trace
 
 

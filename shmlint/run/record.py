@@ -63,6 +63,9 @@ class Record:
     callers: list[bool] = dataclasses.field(default_factory=list)
     caller_words: list[str] = dataclasses.field(default_factory=list)
     spellers: list[bool] = dataclasses.field(default_factory=list)
+    # An answer phase 1 got from a file's own facts named another file of the run (not known:
+    # True). See ``runner.cites_others``.
+    foreign: bool = True
 
     def changed(self, files: Sequence[tuple[str | Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
@@ -163,6 +166,7 @@ def load(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> Re
             [bool(flag) for flag in body.get("callers", ())],
             [str(word) for word in body.get("caller_words", ())],
             [bool(flag) for flag in body.get("spellers", ())],
+            bool(body.get("foreign", True)),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -209,5 +213,6 @@ def write(
         "callers": trace.callers if trace is not None else [],
         "caller_words": trace.caller_words if trace is not None else [],
         "spellers": trace.spellers if trace is not None else [],
+        "foreign": trace.foreign if trace is not None else True,
     }
     cache.put_record(record_key(files, cache, mode), body)

@@ -9,12 +9,14 @@ order of the inputs, whatever the number of jobs.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Container, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -219,6 +221,9 @@ class RunTrace:
     # (facts.flow.caller_words), and per file: a deferred module spelling one (merged).
     caller_words: list[str] = dataclasses.field(default_factory=list)
     spellers: list[bool] = dataclasses.field(default_factory=list)
+    # An answer phase 1 got from a file's own facts named another file of the run
+    # (:func:`cites_others`).
+    foreign: bool = True
 
 
 class LastRun(Protocol):
@@ -255,6 +260,28 @@ class LastRun(Protocol):
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
 # never equals what a later run computes (a full run follows any change to it).
 UNKNOWN_SYNTAX = "?"
+
+
+# A path in the repr of a field or a read chain (in an answer of ``ProjectFacts.answer``).
+_CITED = re.compile(r"""path=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def cites_others(item: FirstPass | None, paths: Container[str]) -> bool:
+    """Whether an answer phase 1 got from the file's own facts names another of ``paths``
+    (the run's files): an installed-package lookup (shmlint/facts/external.py) that found a
+    module of the checked tree itself — importable when ``python -m shmlint`` runs in its
+    directory, or installed in editable mode — and the run reports absolute paths. Such a
+    file's phase-1 answers depend on another file's lines."""
+    if item is None or item.summary is None:
+        return False
+    for _, answer in item.questions:
+        if "path=" not in answer:
+            continue
+        for literal in _CITED.findall(answer):
+            cited = ast.literal_eval(literal)
+            if cited != item.summary.path and cited in paths:
+                return True
+    return False
 
 
 def summary_digest(summary: ModuleSummary | None) -> str:
@@ -421,6 +448,8 @@ def _check_project(
         rechecked_files = set(second)
         trace.second = [index in rechecked_files for index in range(len(files))]
         trace.calls = calls
+        paths = {display for _, display in files}
+        trace.foreign = any(cites_others(item, paths) for item in firsts)
     phase_two = earlier = None
     if cache is not None:
         phase_two = cache.with_facts(facts_digest)

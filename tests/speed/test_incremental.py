@@ -8,6 +8,7 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -524,3 +525,116 @@ def test_an_edit_moving_lines_relines_the_facts(
     assert _check(tree, capsys, *cache) == warm  # the record it left answers alone
     assert len(full) == (1 if full_run else 0)
     assert warm == _check(tree, capsys, "--no-cache", *options)
+
+
+def test_relined_facts_are_stored_as_a_derivation_a_few_deep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The relined facts are stored as the last ones relined (not their JSON), and loading
+    them follows at most RELINED_DEPTH relinings: past that they are stored whole."""
+    from shmlint.run.cache import RELINED_DEPTH, Cache
+
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    reads = tree / "pkg" / "reads.py"
+    reads.write_text(READS)
+    (tree / "pkg" / "use.py").write_text(KEEPS)
+    options = ("--min-confidence", "medium")
+    cache = ("--cache-dir", str(tmp_path / "cache"), *options)
+    _check(tree, capsys, *cache)
+    stored: list[str] = []
+    original = Cache.put_facts
+
+    def counted(self: Cache, key: str, facts: object) -> None:
+        stored.append(key)
+        original(self, key, facts)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Cache, "put_facts", counted)
+    full = _full_runs(monkeypatch)
+    for edit in range(1, RELINED_DEPTH + 3):
+        reads.write_text("# moved\n" * edit + READS)
+        warm = _check(tree, capsys, *cache)
+        assert not full
+        assert len(stored) == (0 if edit <= RELINED_DEPTH else 1), edit
+        assert f"pkg/reads.py:{6 + edit})" in str([f["message"] for f in warm])
+    monkeypatch.undo()
+    assert warm == _check(tree, capsys, "--no-cache", *options)
+
+
+OUTPUTS = (
+    "from dataclasses import dataclass\n\nimport numpy as np\nimport ray\n\n\n@dataclass\n"
+    "class Out:\n    x: np.ndarray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
+)
+DETACH = "from pkg.outputs import Out\n\n\ndef detach_zero_copy(out: Out) -> None:\n    pass\n"
+
+
+def test_a_file_whose_own_answers_name_a_moved_line_runs_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tree importable (``python -m shmlint`` in its directory) and its paths absolute:
+    phase 1 of detach.py rates ``Out`` as an installed class, read from pkg/outputs.py itself,
+    so its own answer names that file's line, as the project's does, and phase 2 leaves it
+    alone. Lines moved in pkg/outputs.py then change its finding: the project runs."""
+    import importlib
+
+    from shmlint.facts import external
+
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    outputs = tree / "pkg" / "outputs.py"
+    outputs.write_text(OUTPUTS)
+    (tree / "pkg" / "detach.py").write_text(DETACH)
+    monkeypatch.syspath_prepend(str(tree))
+    importlib.invalidate_caches()
+    external.module_file.cache_clear()
+    try:
+        options = ("--min-confidence", "medium")
+        cache = ("--cache-dir", str(tmp_path / "cache"), *options)
+        before = _check(tree, capsys, *cache)
+        assert f"declared at {outputs}:9)" in str([f["message"] for f in before])
+        outputs.write_text("# moved\n" + OUTPUTS)
+        full = _full_runs(monkeypatch)
+        warm = _check(tree, capsys, *cache)
+        assert len(full) == 1
+        assert f"declared at {outputs}:10)" in str([f["message"] for f in warm])
+        assert warm == _check(tree, capsys, "--no-cache", *options)
+    finally:
+        external.module_file.cache_clear()
+
+
+def test_an_undone_move_takes_the_facts_stored_for_its_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Moved, undone, moved again: each run takes the facts stored for its files' bytes (the
+    first run's whole facts, then the relined ones), never stores over them, never merges."""
+    from shmlint.run.cache import Cache
+
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    reads = tree / "pkg" / "reads.py"
+    reads.write_text(READS)
+    (tree / "pkg" / "use.py").write_text(KEEPS)
+    options = ("--min-confidence", "medium")
+    cache = ("--cache-dir", str(tmp_path / "cache"), *options)
+    first = _check(tree, capsys, *cache)
+    reads.write_text("# moved\n" + READS)
+    moved = _check(tree, capsys, *cache)
+    writes: list[str] = []
+    for method in ("put_facts", "put_relined"):
+        original = getattr(Cache, method)
+
+        def counted(self: Cache, key: str, *args: object, _original: Any = original) -> Any:
+            writes.append(key)
+            return _original(self, key, *args)
+
+        monkeypatch.setattr(Cache, method, counted)
+    full = _full_runs(monkeypatch)
+    for text, expected in ((READS, first), ("# moved\n" + READS, moved), (READS, first)):
+        reads.write_text(text)
+        assert _check(tree, capsys, *cache) == expected
+    assert not full and not writes
+    monkeypatch.undo()
+    assert first == _check(tree, capsys, "--no-cache", *options)
