@@ -412,7 +412,9 @@ class Cache:
             return None
         base = str(body["base"])
         below = self.get_facts(base, depth + 1)
-        facts = relined(below, decode_moved(body["moved"])) if below is not None else None
+        if below is None or below.digest() != body["base_digest"]:
+            return None  # (merged anew since, an installed file changed: not what was relined)
+        facts = relined(below, decode_moved(body["moved"]))
         if facts is None:
             return None
         if facts is below:  # (the same object: its digest is the base's)
@@ -422,17 +424,19 @@ class Cache:
         return facts
 
     def put_relined(
-        self, key: str, base: str, moved: dict[str, dict[int, int]], digest: str
+        self, key: str, base: tuple[str, str], moved: dict[str, dict[int, int]], digest: str
     ) -> bool:
-        """Store facts as those under ``base`` (loaded through this cache) with the lines
-        ``moved`` (shmlint/facts/moved.py) and their assumed digest: a few bytes, where the ray
-        wheel's facts are 9 MB of JSON (~0.15 s to encode). False, storing nothing, when
-        loading them would take more than :data:`RELINED_DEPTH` relinings."""
+        """Store facts as those under ``base`` (key and digest: loaded through this cache, and
+        relined only while the facts there have that digest) with the lines ``moved``
+        (shmlint/facts/moved.py) and their assumed digest: a few bytes, where the ray wheel's
+        facts are 9 MB of JSON (~0.15 s to encode). False, storing nothing, when loading them
+        would take more than :data:`RELINED_DEPTH` relinings."""
         from shmlint.facts.moved import encode_moved
 
-        if self._relinings.get(base, RELINED_DEPTH) + 1 > RELINED_DEPTH:
+        if self._relinings.get(base[0], RELINED_DEPTH) + 1 > RELINED_DEPTH:
             return False
-        body = {"base": base, "moved": encode_moved(moved), "digest": digest}
+        body = {"base": base[0], "base_digest": base[1], "moved": encode_moved(moved)}
+        body["digest"] = digest
         self._store(key, {"relined": body})
         return True
 

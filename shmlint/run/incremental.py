@@ -317,11 +317,18 @@ def _check_moved(
     does now) and on the changed files the new facts send there. A file whose lookups in the
     last facts these answer the same keeps its last result (``check_files``' ``earlier``)."""
     facts_key = facts_key_of(keys)
-    # These keys' facts may be stored already (an edit undone): never stored over.
+    # These keys' facts may be stored already (an edit undone): never stored over, taken when
+    # they read the installed files the last facts read, unchanged.
     facts = cache.get_facts(facts_key)
+    if facts is not None and (
+        facts.external_files != last.external or facts.external_files_changed()
+    ):
+        return None
     if facts is None:
         old = load()
-        facts = relined(old, moved) if old is not None else None
+        if old is None or old.digest() != last.facts_digest or old.external_files != last.external:
+            return None  # (not the facts the record's results were checked against)
+        facts = relined(old, moved)
         if facts is None:
             return None
         if facts is old:  # no line they carry moved: the same facts, under the last key
@@ -329,8 +336,9 @@ def _check_moved(
         else:
             # Stored as the last facts relined, digested by that derivation (not 9 MB of
             # JSON encoded: ~0.15 s on the ray wheel); whole past a few relinings.
-            facts.assume_digest(relined_digest(last.facts_digest, moved))
-            if not cache.put_relined(facts_key, last.facts_key, moved, facts.digest()):
+            facts.assume_digest(relined_digest(old.digest(), moved))
+            base = (last.facts_key, old.digest())
+            if not cache.put_relined(facts_key, base, moved, facts.digest()):
                 facts = dataclasses.replace(facts)  # (its own digest: of its JSON)
                 cache.put_facts(facts_key, facts)
     digest = facts.digest()

@@ -478,6 +478,18 @@ KEEPS = (
     "import numpy as np\n\nfrom pkg.reads import fetch\n\n\nclass Keeper:\n"
     "    def keep(self, ref) -> None:\n        self.kept: np.ndarray = fetch(ref)\n"
 )
+
+
+def _reads_tree(tmp_path: Path) -> Path:
+    """A tree whose pkg/use.py keeps what pkg/reads.py's reader returns; pkg/reads.py."""
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "reads.py").write_text(READS)
+    (tree / "pkg" / "use.py").write_text(KEEPS)
+    return tree / "pkg" / "reads.py"
+
+
 # name: (the edit of pkg/reads.py, a full run), the findings always those of a run without cache
 MOVES: dict[str, tuple[Callable[[str], str], bool]] = {
     "lines above the reader": (lambda text: "# one\n# two\n" + text, False),
@@ -505,12 +517,8 @@ def test_an_edit_moving_lines_relines_the_facts(
 ) -> None:
     """Another file's finding cites the reader's line ("its read at pkg/reads.py:6"): after
     lines moved, the run takes the last facts relined, not a merge of the tree."""
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    reads = tree / "pkg" / "reads.py"
-    reads.write_text(READS)
-    (tree / "pkg" / "use.py").write_text(KEEPS)
+    reads = _reads_tree(tmp_path)
+    tree = reads.parents[1]
     options = ("--min-confidence", "medium")
     cache = ("--cache-dir", str(tmp_path / "cache"), "-j", jobs, *options)
     before = _check(tree, capsys, *cache)
@@ -534,12 +542,8 @@ def test_relined_facts_are_stored_as_a_derivation_a_few_deep(
     them follows at most RELINED_DEPTH relinings: past that they are stored whole."""
     from shmlint.run.cache import RELINED_DEPTH, Cache
 
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    reads = tree / "pkg" / "reads.py"
-    reads.write_text(READS)
-    (tree / "pkg" / "use.py").write_text(KEEPS)
+    reads = _reads_tree(tmp_path)
+    tree = reads.parents[1]
     options = ("--min-confidence", "medium")
     cache = ("--cache-dir", str(tmp_path / "cache"), *options)
     _check(tree, capsys, *cache)
@@ -611,12 +615,8 @@ def test_an_undone_move_takes_the_facts_stored_for_its_bytes(
     first run's whole facts, then the relined ones), never stores over them, never merges."""
     from shmlint.run.cache import Cache
 
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    reads = tree / "pkg" / "reads.py"
-    reads.write_text(READS)
-    (tree / "pkg" / "use.py").write_text(KEEPS)
+    reads = _reads_tree(tmp_path)
+    tree = reads.parents[1]
     options = ("--min-confidence", "medium")
     cache = ("--cache-dir", str(tmp_path / "cache"), *options)
     first = _check(tree, capsys, *cache)
@@ -638,3 +638,63 @@ def test_an_undone_move_takes_the_facts_stored_for_its_bytes(
     assert not full and not writes
     monkeypatch.undo()
     assert first == _check(tree, capsys, "--no-cache", *options)
+
+
+ARRAY_OUT = "from dataclasses import dataclass\n\nimport numpy as np\n\n\n@dataclass\nclass Out:\n"
+USES_OUT = {
+    "detach.py": "from extpkg import Out\n\n\ndef detach_zero_copy(out: Out) -> None:\n    pass\n",
+    "use.py": (
+        "from extpkg import Out\n\nfrom pkg.reads import fetch\n\n\nclass Keeper:\n"
+        "    def keep(self, ref) -> None:\n        out: Out = fetch(ref)\n        self.kept = out\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("undone_first", [True, False])
+def test_moved_lines_and_an_installed_class_that_changed(
+    undone_first: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Lines moved, undone, an installed class rated by the facts changed, lines moved again
+    (or changed before the undo): the facts stored for earlier bytes were merged with the old
+    class, and relined facts derive from facts merged anew since: neither is taken."""
+    import importlib
+    import os
+
+    from shmlint.facts import external
+
+    site = tmp_path / "site"
+    (site / "extpkg").mkdir(parents=True)
+    installed = site / "extpkg" / "__init__.py"
+    installed.write_text(ARRAY_OUT + "    x: np.ndarray\n")
+    reads = _reads_tree(tmp_path)
+    tree = reads.parents[1]
+    for name, text in USES_OUT.items():
+        (tree / "pkg" / name).write_text(text)
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    external.module_file.cache_clear()
+
+    def int_field() -> None:
+        installed.write_text(ARRAY_OUT + "    x: int\n")
+        stat = installed.stat()
+        os.utime(installed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**10))
+
+    steps = ["# moved\n" + READS, READS, int_field, "# moved\n" + READS]
+    if not undone_first:
+        steps = ["# moved\n" + READS, int_field, READS]
+    options = ("--min-confidence", "medium")
+    cache = ("--cache-dir", str(tmp_path / "cache"), *options)
+    try:
+        _check(tree, capsys, *cache)
+        for step in steps:
+            if callable(step):
+                step()
+            else:
+                reads.write_text(step)
+            assert _check(tree, capsys, *cache) == _check(tree, capsys, "--no-cache", *options)
+        assert "holds arrays (`x`)" not in str(_check(tree, capsys, *cache))
+    finally:
+        external.module_file.cache_clear()
