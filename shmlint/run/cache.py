@@ -435,8 +435,12 @@ class Cache:
 
         if self._relinings.get(base[0], RELINED_DEPTH) + 1 > RELINED_DEPTH:
             return False
-        body = {"base": base[0], "base_digest": base[1], "moved": encode_moved(moved)}
-        body["digest"] = digest
+        body = {
+            "base": base[0],
+            "base_digest": base[1],
+            "moved": encode_moved(moved),
+            "digest": digest,
+        }
         self._store(key, {"relined": body})
         return True
 

@@ -150,7 +150,8 @@ def _check_changed(
     keys = list(last.keys)
     given = list(last.gives)
     moved: dict[str, Lines] = {}  # the changed files that only moved lines: path → lines
-    fresh: dict[int, tuple[FirstPass, bytes, bool]] = {}
+    fresh: dict[int, tuple[FirstPass, bytes]] = {}
+    old_keys: dict[int, str | None] = {}  # (the phase-1 keys of their last bytes)
     for index in changed:
         path, display = files[index]
         stats[index] = stat_of(path)
@@ -181,8 +182,8 @@ def _check_changed(
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
         keys[index] = key
-        settled = not moved and _settled(item, data, old_key, last, index, words, cache)
-        fresh[index] = (item, data, settled)
+        old_keys[index] = old_key
+        fresh[index] = (item, data)
     if moved and last.foreign:
         return None  # a file's own answers may name a moved line (runner.cites_others)
     if moved:
@@ -194,7 +195,11 @@ def _check_changed(
         )
     results = list(last.results)
     second = list(last.second)
-    unsettled = [i for i, (_, _, settled) in fresh.items() if not settled]
+    unsettled = [
+        index
+        for index, (item, data) in fresh.items()
+        if not _settled(item, data, old_keys[index], last, index, words, cache)
+    ]
     replays = {index: replays[index] for index in unsettled if index in replays}
     again: list[int] = []
     facts: ProjectFacts | None = None
@@ -226,7 +231,7 @@ def _check_changed(
             again.append(index)
     except FactsUnavailable:
         return None
-    for index, (item, _, _) in fresh.items():
+    for index, (item, _) in fresh.items():
         second[index] = index in again
         results[index] = item.result
     for index, result in zip(again, rechecked, strict=True):
@@ -244,7 +249,7 @@ def _check_changed(
 def _trace(
     files: Sequence[tuple[str | Path, str]],
     last: Record,
-    fresh: dict[int, tuple[FirstPass, bytes, bool]],
+    fresh: dict[int, tuple[FirstPass, bytes]],
     keys: list[str | None],
     given: list[str],
     second: list[bool],
@@ -262,12 +267,12 @@ def _trace(
     # these facts stand, and the record says what a full run would merge.
     merged = [word.encode() for word in last.caller_words]
     spellers = list(last.spellers)
-    for index, (item, data, _) in fresh.items():
+    for index, (item, data) in fresh.items():
         if index < len(spellers):
             spellers[index] = bool(item.deferred) and any(word in data for word in merged)
     facts_key, facts_digest = facts or (last.facts_key, last.facts_digest)
     paths = {display for _, display in files}
-    foreign = last.foreign or any(cites_others(item, paths) for item, _, _ in fresh.values())
+    foreign = last.foreign or any(cites_others(item, paths) for item, _ in fresh.values())
     return RunTrace(
         keys,
         given,
@@ -302,7 +307,7 @@ def _check_moved(
     config: Config,
     cache: Cache,
     last: Record,
-    fresh: dict[int, tuple[FirstPass, bytes, bool]],
+    fresh: dict[int, tuple[FirstPass, bytes]],
     keys: list[str | None],
     given: list[str],
     stats: list[Stat | None],
@@ -346,7 +351,7 @@ def _check_moved(
     second = list(last.second)
     calls = list(last.calls)
     results = list(last.results)
-    for index, (item, data, _) in fresh.items():
+    for index, (item, data) in fresh.items():
         second[index], calls[index] = item.second_pass(facts, data)
         results[index] = item.result
     again = [index for index, flag in enumerate(second) if flag]
