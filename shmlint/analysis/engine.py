@@ -23,6 +23,7 @@ from shmlint.basics.config import DEEP_HELPER, DEFAULT_HELPER, Config
 from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, FileResult, Finding, SourceKind
+from shmlint.facts import external as installed
 from shmlint.facts.collect import Recorder, summarize_syntax
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.layout import module_name
@@ -161,10 +162,11 @@ def check_text(
         return error_result(path, config, *tree)
     lines = split_lines(text)
     try:
-        findings = analyze_tree(tree, lines, path, config, text, facts)
+        with installed.tracked() as read:
+            findings = analyze_tree(tree, lines, path, config, text, facts)
     except RecursionError:
         return error_result(path, config, 1, 0, TOO_DEEP)
-    return FileResult(path, tuple(findings), parsed=True)
+    return FileResult(path, tuple(findings), parsed=True, installed=tuple(sorted(read.items())))
 
 
 def project_view(

@@ -71,3 +71,6 @@ class FileResult:
     findings: tuple[Finding, ...]
     parsed: bool  # False when the prefilter skipped the file or it failed to parse
     skipped: bool = False  # True when the prefilter proved the file cannot contain a source
+    # The installed packages' files the analysis read (path, modification time): a cached
+    # result stands only while they are unchanged (shmlint/facts/external.py).
+    installed: tuple[tuple[str, int], ...] = ()

@@ -4,13 +4,11 @@ declaring module, transitively through records, ``Optional``, unions and base cl
 from __future__ import annotations
 
 import ast
-import contextlib
 import functools
-import os
 
 from shmlint.basics.names import dotted_name
+from shmlint.facts import external as installed
 from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves, parse_annotation
-from shmlint.facts.external import defining_module
 from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 
@@ -115,12 +113,12 @@ class ClassResolver:
 
     def add_external(self, name: str) -> None:
         """Make the installed module defining class ``name`` known (its classes only)."""
-        found = defining_module(name)
+        with installed.tracked() as read:  # the defining module and the re-exports followed
+            found = installed.defining_module(name)
+        self.facts.external_files.update(read)
         if found is None:
             return
         summary, real = found
-        with contextlib.suppress(OSError):
-            self.facts.external_files[summary.path] = os.stat(summary.path).st_mtime_ns
         for info in summary.classes:
             self.infos.setdefault(info.name, (summary, info))
         if real != name:
@@ -207,12 +205,15 @@ class ExternalClasses:
         self.tables = tables
 
     def lookup(self, name: str) -> ClassFact | None:
-        """The class ``name`` of an installed package, or None (not found, or not a class)."""
-        return _external_class(name, self.tables)
+        """The class ``name`` of an installed package, or None (not found, or not a class);
+        the installed files it was read from are noted (``installed.tracked``)."""
+        fact, read = _external_class(name, self.tables)
+        installed.note(read)
+        return fact
 
 
 @functools.lru_cache(maxsize=4096)
-def _external_class(name: str, tables: TypeTables) -> ClassFact | None:
+def _external_class(name: str, tables: TypeTables) -> tuple[ClassFact | None, dict[str, int]]:
     resolver = ClassResolver([], ProjectFacts(), tables, external=True)
     resolver.resolve(name)
-    return resolver.facts.classes.get(name)
+    return resolver.facts.classes.get(name), resolver.facts.external_files

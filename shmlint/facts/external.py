@@ -8,6 +8,12 @@ cached per process by file path and modification time, and in the run's cache wh
 given (:func:`stored_in`: an edit re-checked on a warm run parses no installed module again);
 the standard library and the array libraries themselves (whose types the catalog already
 rates) are never read.
+
+What an analysis read here is what its cached result depends on besides its own bytes: inside
+:func:`tracked`, every installed file a lookup read (or whose earlier reading a cached lookup
+reused, :func:`note`) is noted with its modification time, so a result is not served once one
+of them changed (a package upgraded). A module that was not found is not noted: installing
+it later goes unnoticed until the file or the configuration changes.
 """
 
 from __future__ import annotations
@@ -74,6 +80,26 @@ class SummaryStore(Protocol):
 
 
 _store: SummaryStore | None = None
+# The files noted by the open ``tracked`` blocks (innermost last).
+_tracking: list[dict[str, int]] = []
+
+
+@contextlib.contextmanager
+def tracked() -> Iterator[dict[str, int]]:
+    """Within the block, the installed files read (path: modification time) are noted in the
+    dict yielded (and in any enclosing block's)."""
+    files: dict[str, int] = {}
+    _tracking.append(files)
+    try:
+        yield files
+    finally:
+        _tracking.pop()
+
+
+def note(files: dict[str, int]) -> None:
+    """Note installed files read before (a cached lookup's) in the open ``tracked`` blocks."""
+    for tracking in _tracking:
+        tracking.update(files)
 
 
 def keep_in(store: SummaryStore | None) -> None:
@@ -137,6 +163,8 @@ def module_summary(module: str) -> ModuleSummary | None:
         mtime = path.stat().st_mtime_ns
     except OSError:
         return None
+    for tracking in _tracking:
+        tracking[str(path)] = mtime
     return _summary(path, mtime, module, is_package)
 
 

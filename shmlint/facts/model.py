@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import re
 from typing import Any, Protocol
 
+from shmlint.basics.stamps import stale
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payload
 
@@ -439,13 +439,7 @@ class ProjectFacts:
 
     def external_files_changed(self) -> bool:
         """True when an installed file these facts read has changed or gone since."""
-        for path, mtime in self.external_files.items():
-            try:
-                if os.stat(path).st_mtime_ns != mtime:
-                    return True
-            except OSError:
-                return True
-        return False
+        return stale(self.external_files.items())
 
 
 # --- one entry of a table, as JSON (the facts' format, and shmlint.facts.lookups') ------------

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from shmlint._version import __version__
 from shmlint.basics.config import Config
+from shmlint.basics.stamps import stale
 from shmlint.basics.types import FileResult
 from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
 from shmlint.run.prune import REFRESH_AFTER, refresh
@@ -235,6 +236,8 @@ class Cache:
             result = decode_result(body) if body is not None else None
         except (ValueError, KeyError, TypeError):
             result = None
+        if result is not None and stale(result.installed):
+            result = None  # an installed file its analysis read changed
         if result is None:
             self.misses += 1
         else:
@@ -248,9 +251,10 @@ class Cache:
 
         body = self._entry(key)
         try:
-            return decode(body) if body is not None else None
+            item = decode(body) if body is not None else None
         except (ValueError, KeyError, TypeError):
             return None
+        return None if item is None or stale(item.result.installed) else item
 
     def put_first_pass(self, key: str, item: FirstPass) -> None:
         """Store a phase-1 entry in a file of its own."""

@@ -17,12 +17,15 @@ def encode_result(result: FileResult) -> dict[str, Any]:
         item["confidence"] = finding.confidence.value
         item["source_kind"] = finding.source_kind.value
         findings.append(item)
-    return {
+    encoded = {
         "path": result.path,
         "parsed": result.parsed,
         "skipped": result.skipped,
         "findings": findings,
     }
+    if result.installed:
+        encoded["installed"] = [list(item) for item in result.installed]
+    return encoded
 
 
 def decode_result(data: dict[str, Any]) -> FileResult:
@@ -33,8 +36,9 @@ def decode_result(data: dict[str, Any]) -> FileResult:
         item["confidence"] = Confidence(item["confidence"])
         item["source_kind"] = SourceKind(item["source_kind"])
         findings.append(Finding(**item))
+    installed = tuple((str(path), int(mtime)) for path, mtime in data.get("installed", ()))
     return FileResult(
-        str(data["path"]), tuple(findings), bool(data["parsed"]), bool(data["skipped"])
+        str(data["path"]), tuple(findings), bool(data["parsed"]), bool(data["skipped"]), installed
     )
 
 

@@ -28,6 +28,7 @@ from shmlint.analysis.engine import (
 from shmlint.basics.config import Config
 from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.types import FileResult
+from shmlint.facts import external as installed
 from shmlint.facts.collect import Recorder, summarize_syntax
 from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
@@ -146,13 +147,15 @@ def first_pass(
         if not checked:  # eager: the summary only
             module, is_package = module_name(path, config.root)
             return FirstPass(summarize_syntax(tree, module, path, is_package, scope), skipped)
-        own, view = own_view(tree, scope, path, config, recorder, questions)
-        findings = analyze_with_view(tree, split_lines(text), path, config, text, view, scope)
+        with installed.tracked() as read:
+            own, view = own_view(tree, scope, path, config, recorder, questions)
+            findings = analyze_with_view(tree, split_lines(text), path, config, text, view, scope)
+            answers = tuple(sorted((q, view.facts.answer(q)) for q in questions))
     except RecursionError:
         return FirstPass(None, error_result(path, config, 1, 0, TOO_DEEP))
     summary = own if recorder is None else recorder.fill(own)
-    answers = tuple(sorted((q, view.facts.answer(q)) for q in questions))
-    return FirstPass(summary, FileResult(path, tuple(findings), parsed=True), answers)
+    result = FileResult(path, tuple(findings), parsed=True, installed=tuple(sorted(read.items())))
+    return FirstPass(summary, result, answers)
 
 
 def encode(item: FirstPass) -> dict[str, Any]:

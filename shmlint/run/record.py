@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from shmlint.basics.stamps import stale
 from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat, decode_calls, decode_result, encode_result
@@ -69,15 +70,13 @@ class Record:
 
     def changed(self, files: Sequence[tuple[str | Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
-        facts read changed, or the record is not of these files)."""
+        facts or a file's analysis read changed, or the record is not of these files)."""
         if len(self.stats) != len(files):
             return None
-        for path, mtime in self.external.items():
-            try:
-                if os.stat(path).st_mtime_ns != mtime:
-                    return None
-            except OSError:
-                return None
+        if stale(self.external.items()):
+            return None
+        if stale(item for result in self.results for item in result.installed):
+            return None  # (a file's own analysis read an installed file)
         return [
             i for i, ((path, _), old) in enumerate(zip(files, self.stats)) if stat_of(path) != old
         ]
@@ -195,7 +194,7 @@ def write(
         return
     encoded: list[Any] = [
         encode_result(result)
-        if result.findings or result.path != display
+        if result.findings or result.path != display or result.installed
         else [result.parsed, result.skipped]
         for (_, display), result in zip(files, results, strict=True)
     ]

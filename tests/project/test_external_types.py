@@ -103,28 +103,95 @@ def test_a_missing_package_leaves_the_payload_unknown(plugin: Path) -> None:
     assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
 
 
-def test_a_warm_run_notices_the_installed_package_changing(plugin: Path) -> None:
-    environment = {**os.environ, "PYTHONPATH": str(plugin.parent / "site")}
-    command = [sys.executable, "-m", "shmlint", "check", "--output-format", "json", "plugin.py"]
+def _warm(project: Path, *args: str) -> list[tuple[int, str]]:
+    """A run with the project's cache: each finding's line and rule."""
+    environment = {**os.environ, "PYTHONPATH": str(project.parent / "site")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "shmlint", "check", "--output-format", "json", *args]
+        + ["--cache-dir", str(project / "cache"), "--min-confidence", "medium", "plugin.py"],
+        cwd=project,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode in (0, 1), completed.stderr
+    return [(f["line"], f["code"]) for f in json.loads(completed.stdout)]
 
-    def run() -> list[dict[str, object]]:
-        completed = subprocess.run(
-            [*command, "--cache-dir", str(plugin / "cache")],
-            cwd=plugin,
-            env=environment,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return json.loads(completed.stdout)  # type: ignore[no-any-return]
 
-    assert [f["line"] for f in run()] == [8]
-    assert [f["line"] for f in run()] == [8]  # warm
+def _touched(path: Path, text: str) -> None:
+    """``path`` rewritten with a later modification time (as a package upgrade leaves it)."""
+    stat = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+
+
+KEPT = """
+    def keep(self, ref):
+        out: ModelRunnerOutput = ray.get(ref)
+        self.kept = out
+"""
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+def test_a_warm_run_notices_the_installed_package_changing(plugin: Path, mode: list[str]) -> None:
+    # The return annotation is a question of the project's facts; the local variable's is
+    # rated by the file's own analysis (per file, and in phase 1): both read the package.
+    (plugin / "plugin.py").write_text(PLUGIN + KEPT)
+    assert _warm(plugin, *mode) == [(8, "SHM101"), (15, "SHM102")]
+    assert _warm(plugin, *mode) == [(8, "SHM101"), (15, "SHM102")]  # warm
     outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
-    outputs.write_text(OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
-    stat = outputs.stat()
-    os.utime(outputs, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    assert run() == []  # ModelRunnerOutput holds no arrays any more
+    _touched(outputs, OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
+    assert _warm(plugin, *mode) == []  # ModelRunnerOutput holds no arrays any more
+    _touched(outputs, OUTPUTS)
+    assert _warm(plugin, *mode) == [(8, "SHM101"), (15, "SHM102")]
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+def test_an_installed_class_only_a_file_s_own_analysis_read(plugin: Path, mode: list[str]) -> None:
+    # No question of the project's facts names the class (their installed files are none):
+    # the file's result depends on it all the same.
+    (plugin / "plugin.py").write_text(PLUGIN.split("\n\n\n")[0] + "\n\n\nclass Keeper:" + KEPT)
+    assert _warm(plugin, *mode) == [(9, "SHM102")]
+    outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
+    _touched(outputs, OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
+    assert _warm(plugin, *mode) == []
+
+
+def test_a_class_looked_up_once_is_noted_for_every_file(plugin: Path) -> None:
+    # In one process, a class of an installed package is read once (cached by name): the
+    # second file that looks it up depends on its files all the same.
+    environment = {**os.environ, "PYTHONPATH": str(plugin.parent / "site")}
+    command = [sys.executable, "-m", "shmlint", "check", "--per-file", "-j", "1"]
+    command += ["--cache-dir", "cache", "--min-confidence", "medium", "--output-format", "json"]
+    text = PLUGIN.split("\n\n\n")[0] + "\n\n\nclass Keeper:" + KEPT
+    names = ["a.py", "b.py"]
+    for name in names:
+        (plugin / name).write_text(text)
+
+    def run() -> list[str]:
+        completed = subprocess.run(
+            [*command, *names], cwd=plugin, env=environment, capture_output=True, check=False
+        )
+        return sorted(f["path"] for f in json.loads(completed.stdout))
+
+    assert run() == names
+    outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
+    _touched(outputs, OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
+    assert run() == []
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+def test_a_warm_run_notices_a_re_export_changing(plugin: Path, mode: list[str]) -> None:
+    # `from extpkg import ModelRunnerOutput` is followed through the package's __init__: a
+    # new __init__ re-exporting another class of that name changes the rating.
+    (plugin / "plugin.py").write_text(PLUGIN + KEPT)
+    site = plugin.parent / "site" / "extpkg"
+    (site / "light.py").write_text(OUTPUTS.replace("np.ndarray", "list[float]"))
+    assert _warm(plugin, *mode) == [(8, "SHM101"), (15, "SHM102")]
+    init = (site / "__init__.py").read_text()
+    _touched(site / "__init__.py", init.replace("extpkg.outputs", "extpkg.light"))
+    assert _warm(plugin, *mode) == []
 
 
 def test_a_project_record_with_a_field_of_an_installed_class(plugin: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import shmlint.analysis.engine
+import shmlint.run.encoding
 import shmlint.run.passes
 from shmlint.cli import main
 from shmlint.run.cache import PACKAGE_DIRECTORY, code_digest, package_digest
@@ -323,3 +324,40 @@ def test_a_run_in_one_process_packs_a_few_entries_each(tmp_path: Path) -> None:
     assert len(packs) >= 3 and all(0 < len(body) <= PACK_ENTRIES for body in packs)
     index = Cache(tmp_path / "cache", config).pack_index()
     assert sum(len(body) for body in packs) == len(index)  # every packed entry is indexed
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["own-file", "packed"])
+def test_an_entry_whose_installed_file_changed_is_not_served(tmp_path: Path, packed: bool) -> None:
+    """A result and a phase-1 entry name the installed files their analysis read (with their
+    modification times, shmlint/facts/external.py): once one changed or went, neither is
+    served, wherever it is stored."""
+    from shmlint.basics.config import Config
+    from shmlint.basics.types import FileResult
+    from shmlint.run.cache import Cache
+    from shmlint.run.passes import FirstPass
+
+    installed = tmp_path / "site" / "outputs.py"
+    installed.parent.mkdir()
+    installed.write_text("class Output: ...\n")
+    stamp = ((str(installed), installed.stat().st_mtime_ns),)
+    result = FileResult("a.py", (), parsed=True, installed=stamp)
+    item = FirstPass(None, result)
+    cache = Cache(tmp_path / "cache", Config())
+    if packed:
+        cache.index_packs(cache.put_pack({"r": shmlint.run.encoding.encode_result(result)}))
+        cache.index_packs(cache.put_first_pass_pack([("s", item)]))
+    else:
+        cache.put("r", result)
+        cache.put_first_pass("s", item)
+
+    def served() -> tuple[object, object]:
+        fresh = Cache(tmp_path / "cache", Config())
+        return fresh.get("r"), fresh.get_first_pass("s")
+
+    assert served() == (result, item)
+    os.utime(installed, ns=(0, stamp[0][1] + 1_000_000_000))
+    assert served() == (None, None)
+    os.utime(installed, ns=(0, stamp[0][1]))
+    assert served() == (result, item)
+    installed.unlink()
+    assert served() == (None, None)
