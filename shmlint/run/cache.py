@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -99,6 +100,8 @@ def config_digest(config: Config) -> str:
         "array_types": sorted(options.array_types),
         "zero_copy_torch": options.zero_copy_torch,
         "external_types": options.external_types,
+        # Where installed classes are looked up (the environment: two share a cache apart).
+        "import_path": list(sys.path) if options.external_types else [],
         "ref_name_pattern": options.ref_name_pattern,
         "min_confidence": options.min_confidence.value,
     }

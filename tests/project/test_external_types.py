@@ -256,3 +256,22 @@ def test_installed_summaries_are_kept_in_the_cache(
     finally:
         external.module_file.cache_clear()
         external._summary.cache_clear()
+
+
+def test_two_environments_sharing_a_cache_keep_apart(plugin: Path) -> None:
+    # Another interpreter path (another environment) does not find the package: its run over
+    # the same cache is its own, not the one that found it.
+    assert _warm(plugin) == [(8, "SHM101")]
+    environment = {**os.environ, "PYTHONPATH": ""}
+    completed = subprocess.run(
+        [sys.executable, "-m", "shmlint", "check", "--output-format", "json"]
+        + ["--cache-dir", str(plugin / "cache"), "--min-confidence", "medium", "plugin.py"],
+        cwd=plugin,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = json.loads(completed.stdout)
+    assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
+    assert _warm(plugin) == [(8, "SHM101")]
