@@ -265,50 +265,25 @@ def _report(
             report.write_statistics(findings, out)
 
 
-def _fix_one(item: Checked, args: argparse.Namespace, config: Config, out: TextIO) -> list[Finding]:
-    """Fix one input; returns the findings that remain in it."""
-    from shmlint.fixer import apply_fixes, fixable_findings  # libcst only when fixing
-    from shmlint.fixer.write import write_atomically
-
-    result = item.result
-    to_fix = fixable_findings(result.findings, args.unsafe_fixes)
-    data = item.data
-    remaining = list(result.findings)
-    try:
-        if data is None and item.path is not None and to_fix:
-            data = Path(item.path).read_bytes()
-        new_data = data
-        if to_fix and data is not None:
-            outcome = apply_fixes(data, to_fix, config)
-            if outcome.error:
-                sys.stderr.write(f"shmlint: {result.path}: not fixed: {outcome.error}\n")
-            if outcome.changed:
-                new_data = outcome.source
-                if args.diff:
-                    out.write(_unified_diff(result.path, data, new_data))
-                elif item.path is not None:
-                    write_atomically(Path(item.path), new_data)
-                from shmlint.analysis.engine import check_bytes
-
-                remaining = list(check_bytes(new_data, result.path, config).findings)
-    except OSError as error:  # the file vanished or cannot be written: report, go on
-        sys.stderr.write(f"shmlint: {result.path}: not fixed: {error.strerror or error}\n")
-        return remaining
-    if item.path is None and not args.diff:
-        sys.stdout.buffer.write(new_data or b"")  # `--fix -`: the fixed source on stdout
-        sys.stdout.flush()
-    return remaining
-
-
 def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], out: TextIO) -> int:
     """``--fix`` / ``--diff``: apply fixes per file, then report what remains."""
+    from shmlint.cli.fixes import fix_all
+    from shmlint.run.runner import default_jobs
+
     from_stdin = any(c.path is None for c in checked)
     # The diff (or the fixed stdin source) owns stdout; findings and the summary go to stderr.
     log = sys.stderr if (args.diff or from_stdin) else out
     before = sum(len(c.result.findings) for c in checked)
     remaining: list[Finding] = []
-    for item in checked:
-        remaining.extend(_fix_one(item, args, config, out))
+    jobs = args.jobs or default_jobs()
+    for outcome in fix_all(checked, args.diff, args.unsafe_fixes, config, jobs):
+        for error in outcome.errors:
+            sys.stderr.write(error + "\n")
+        out.write(outcome.diff)
+        if outcome.source is not None:
+            sys.stdout.buffer.write(outcome.source)  # `--fix -`: the fixed source on stdout
+            sys.stdout.flush()
+        remaining.extend(outcome.remaining)
     written = not args.diff and any(c.path is not None for c in checked)
     if written and not args.per_file and before != len(remaining):
         # A fix in one module can end findings in others (a function no longer returns a
@@ -327,21 +302,6 @@ def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], ou
     if args.diff:
         return EXIT_FINDINGS if fixed else EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
-
-
-def _unified_diff(path: str, old: bytes, new: bytes) -> str:
-    import difflib
-
-    from shmlint.analysis.engine import decode_source
-
-    return "".join(
-        difflib.unified_diff(
-            decode_source(old).splitlines(keepends=True),
-            decode_source(new).splitlines(keepends=True),
-            fromfile=path,
-            tofile=path,
-        )
-    )
 
 
 def run_baseline(args: argparse.Namespace, out: TextIO) -> int:

@@ -13,12 +13,11 @@ import warnings
 from collections.abc import Iterable
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import Finding
+from shmlint.fixer.imports import with_imports
 from shmlint.fixer.locate import Span, locate_reads, source_span
 from shmlint.fixer.transforms import InPlaceReads, WrapReads
 
@@ -103,7 +102,7 @@ def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutc
         module = cst.parse_module(data)
     except (cst.ParserSyntaxError, UnicodeDecodeError, SyntaxError) as error:
         return FixOutcome(data, False, 0, f"libcst cannot parse the file: {error}")
-    wrapper = MetadataWrapper(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # (the parse is ours alone)
     spans: dict[Span, Finding] = {source_span(f): f for f in findings}
     reads = locate_reads(wrapper, spans)
     if not reads:
@@ -123,10 +122,7 @@ def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutc
     used = sorted({helpers[span] for span in reads}) if attempted else []
     missing = [(module, name) for module, name in used if not _module_binds(tree, name)]
     if missing:
-        context = CodemodContext()
-        for import_from, helper_name in missing:
-            AddImportsVisitor.add_needed_import(context, import_from, helper_name)
-        new_tree = AddImportsVisitor(context).transform_module(new_tree)
+        new_tree = with_imports(new_tree, missing)
     new_source = new_tree.bytes
     try:
         with warnings.catch_warnings():

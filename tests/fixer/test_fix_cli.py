@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from shmlint.basics.config import Config
 from shmlint.cli import main
+from shmlint.cli.fixes import Fixed
+from shmlint.cli.inputs import Checked
 
 # A model-runner output (a class with a `logprobs` field): the fix keeps vLLM's helper for it.
 RETAINING = (
@@ -326,3 +329,68 @@ def test_the_fix_picks_the_helper_by_payload(
     wrapped = [line for line in text.splitlines() if "return " in line and "(" in line]
     assert wrapped and wrapped[-1].strip().startswith(f"return {call}"), text
     assert run(["a.py"], capsys)[0] == 0  # nothing left to fix
+
+
+def _tree(workdir: Path, count: int) -> list[str]:
+    """``count`` files with a fix each, and one without findings after the second."""
+    names = []
+    for index in range(count):
+        name = f"m{index}.py"
+        (workdir / name).write_text(RETAINING.replace("Output", f"Output{index}"))
+        names.append(name)
+    (workdir / "quiet.py").write_text("x = 1\n")
+    return [*names[:2], "quiet.py", *names[2:]]
+
+
+@pytest.mark.parametrize("mode", ["--diff", "--fix"])
+def test_fixes_in_a_pool_are_the_fixes_in_one_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Several files with fixes are fixed in a pool of processes: the diffs, messages and the
+    files written are the one-process run's, in input order."""
+    outputs = []
+    for jobs in ("1", "2"):
+        workdir = tmp_path / jobs
+        workdir.mkdir()
+        monkeypatch.chdir(workdir)
+        names = _tree(workdir, 5)
+        code, out, err = run([mode, "-j", jobs, *names], capsys)
+        written = {name: (workdir / name).read_text() for name in names}
+        outputs.append((code, out, err, written))
+    assert outputs[0] == outputs[1]
+    code, out, err, written = outputs[0]
+    if mode == "--diff":
+        assert [line.split()[1] for line in out.splitlines() if line.startswith("+++")] == [
+            "m0.py",
+            "m1.py",
+            "m2.py",
+            "m3.py",
+            "m4.py",
+        ]
+    else:
+        assert all(WRAPPED in written[f"m{i}.py"] for i in range(5))
+
+
+def _where(item: Checked, diff: bool, unsafe: bool, config: Config) -> Fixed:
+    """A stand-in for ``fixes.fix_one``: the input's path, and the process it ran in."""
+    from shmlint.cli.fixes import Fixed
+
+    return Fixed([], item.result.path, (str(os.getpid()),))
+
+
+def test_fix_all_runs_the_files_with_fixes_in_other_processes(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shmlint.cli import fixes
+    from shmlint.cli.command import build_parser
+    from shmlint.cli.inputs import collect
+
+    names = _tree(workdir, 4)
+    args = build_parser().parse_args(["check", *names])
+    checked: list[Checked] = collect(args, Config(root=workdir))
+    monkeypatch.setattr(fixes, "fix_one", _where)
+    done = list(fixes.fix_all(checked, True, False, Config(root=workdir), 2))
+    assert [d.diff for d in done] == ["m0.py", "m1.py", "", "m2.py", "m3.py"]
+    pids = {d.errors[0] for d in done if d.errors}
+    assert len(pids) >= 1 and str(os.getpid()) not in pids
+    assert done[2].remaining == [] and not done[2].errors  # no fixes: not sent
