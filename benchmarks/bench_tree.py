@@ -2,7 +2,7 @@
 of all processes, ratios, and the warm cases a pre-commit hook and an editor meet.
 
     python benchmarks/bench_tree.py [ray==2.60.0 | vllm==0.19.1 | PATH] [--jobs 2] [--repeat 3]
-        [--scan-jobs 1,2,4] [--plugin] [--leaf FILE] [--payload FILE]
+        [--scan-jobs 1,2,4] [--plugin] [--fixes] [--leaf FILE] [--payload FILE]
 
 Fetches the wheel once (``pip download --no-deps``) and unpacks its ``.py`` files into the
 ignored ``.corpus/`` (for ``vllm==…`` the run is on its ``vllm/`` directory). Then, on that tree:
@@ -12,7 +12,9 @@ changed; warm after a one-line edit of a file nothing else depends on (``--leaf`
 module defining the payload class (``--payload``), both a comment appended (what the module
 gives the project's facts is unchanged) and a new function (the facts are merged anew), and of
 both a comment inserted on top (every line moves: the facts are the last run's relined); plain
-flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin.
+flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin;
+with ``--fixes`` also ``--diff --unsafe-fixes --min-confidence medium`` (every fix libcst makes,
+written nowhere) at ``-j 1`` and ``-j``.
 Each edit is undone afterwards. Speed is reported here, never asserted in a test.
 """
 
@@ -134,6 +136,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; the min is shown")
     parser.add_argument("--scan-jobs", default="", help="also the cold project run at these -j")
     parser.add_argument("--plugin", action="store_true", help="also flake8 with the SHM plugin")
+    parser.add_argument("--fixes", action="store_true", help="also the fixes as a diff")
     parser.add_argument("--leaf", help="a file nothing else depends on (relative to the tree)")
     parser.add_argument("--payload", help="the module of the payload class (relative)")
     args = parser.parse_args()
@@ -199,6 +202,10 @@ def main() -> int:
     ]
     if args.plugin:
         runs.append(("flake8 --select SHM", [*flake8, "--select", "SHM", "."], None))
+    if args.fixes:
+        fixes = ["--no-cache", "--diff", "--unsafe-fixes", "--min-confidence", "medium", "."]
+        for count in sorted({"1", jobs}):
+            runs.append((f"shmlint --diff -j {count}", [*shmlint, "-j", count, *fixes], None))
     for count in filter(None, args.scan_jobs.split(",")):
         runs.append(
             (f"shmlint project cold -j {count}", [*shmlint, "-j", count, "--no-cache", "."], None)

@@ -7,6 +7,7 @@ import ast
 import functools
 
 from shmlint.basics.names import dotted_name
+from shmlint.basics.stamps import stale
 from shmlint.facts import external as installed
 from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves, parse_annotation
 from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
@@ -208,6 +209,9 @@ class ExternalClasses:
         """The class ``name`` of an installed package, or None (not found, or not a class);
         the installed files it was read from are noted (``installed.tracked``)."""
         fact, read = _external_class(name, self.tables)
+        if stale(read.items()):  # changed since this process read it (a long-lived server)
+            _external_class.cache_clear()
+            fact, read = _external_class(name, self.tables)
         installed.note(read)
         return fact
 

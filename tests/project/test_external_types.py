@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from shmlint.basics.options import Options
+
 OUTPUTS = """\
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -275,3 +277,30 @@ def test_two_environments_sharing_a_cache_keep_apart(plugin: Path) -> None:
     found = json.loads(completed.stdout)
     assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
     assert _warm(plugin) == [(8, "SHM101")]
+
+
+def test_a_long_lived_process_reads_a_changed_class_again(
+    plugin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The language server looks classes up for hours: a package upgraded meanwhile is read
+    # again, not served from the process's memory.
+    from shmlint.facts import classes, external
+    from shmlint.facts.classes import ExternalClasses
+    from shmlint.facts.evidence import Evidence, TypeTables
+
+    def clear() -> None:  # (another test's extpkg, elsewhere)
+        for cached in (external.module_file, external._summary, classes._external_class):
+            cached.cache_clear()
+
+    monkeypatch.syspath_prepend(str(plugin.parent / "site"))
+    clear()
+    try:
+        lookup = ExternalClasses(TypeTables.for_options(Options())).lookup
+        before = lookup("extpkg.outputs.ModelRunnerOutput")
+        assert before is not None and before.evidence is Evidence.ARRAYS
+        outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
+        _touched(outputs, OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
+        after = lookup("extpkg.outputs.ModelRunnerOutput")
+        assert after is not None and after.evidence is not Evidence.ARRAYS
+    finally:
+        clear()
