@@ -79,6 +79,12 @@ def used_names(summary: ModuleSummary, questions: Iterable[str] = ()) -> set[str
     return names
 
 
+# A name followed through an import never gets longer than this. A package importing a class
+# named as its own submodule (`from pkg.sub import sub` in pkg/__init__.py, vLLM's
+# `mixed_precision.MPLinearKernel`) rewrites `pkg.sub.x` to `pkg.sub.sub.x`, which runs
+# through the package again: without a bound, a name longer each time until memory ran out.
+MOST_PARTS = 32
+
 # The questions that name a class (ProjectFacts.answer): an installed package's class they
 # name is rated into the facts by the merge. ``n:`` names one too (ProjectView.names_only).
 _CLASS_QUESTIONS = ("c:", "F:", "n:")
@@ -166,7 +172,9 @@ def close(
             for definitions in defined[module]:  # several files may claim one module name
                 target = definitions.imports.get(head)
                 if target is not None:
-                    todo.append(".".join([target, *tail]))
+                    followed = ".".join([target, *tail])
+                    if followed.count(".") < MOST_PARTS:
+                        todo.append(followed)
                 todo.extend(definitions.class_names(head))
     return [definitions.summary for files in defined.values() for definitions in files]
 

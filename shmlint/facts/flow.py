@@ -38,9 +38,12 @@ def _parameter_slot(
     return f"param:{callee}.{arg}" if arg in params else None
 
 
-def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> None:
+def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> frozenset[str]:
+    """Kinds into every slot; returns the canonical callees of calls that land nowhere (no
+    project function or class of that name: ``shmlint.facts.added.FactsIndex``)."""
     params_of = {f.name: f.params for s in summaries for f in s.functions}
     edges: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
+    unresolved: set[str] = set()
     for summary in summaries:
         for flow in summary.flows:
             edges.append((flow.target, frozenset(flow.kinds), flow.origins))
@@ -48,6 +51,10 @@ def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> None
             slot = _parameter_slot(facts, params_of, call.callee, call.arg, call.bound)
             if slot is not None:
                 edges.append((slot, frozenset(call.kinds), call.origins))
+            else:
+                callee = facts.canonical(call.callee)
+                if callee not in params_of and callee not in facts.classes:
+                    unresolved.add(callee)
     # The least fixpoint, by a worklist: an edge is evaluated again only when one of its
     # origins grew (most edges carry only origins that never get a kind). What an origin
     # holds is looked up by its canonical slot, as ``facts.kinds`` does.
@@ -71,6 +78,7 @@ def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> None
         if not new <= old:
             kinds[target] = old | new
             todo.extend(reversed(readers.get(target, ())))  # the edges that read this key
+    return frozenset(unresolved)
 
 
 def _canonical_slot(facts: ProjectFacts, slot: str) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from shmlint.facts.added import asked_functions
 from shmlint.facts.classes import ClassResolver, ExternalClasses
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
+from shmlint.facts.index import FactsIndex
 from shmlint.facts.model import ProjectFacts, ReturnFact
 from shmlint.facts.summary import ModuleSummary
 
@@ -16,10 +18,12 @@ def merge(
     tables: TypeTables,
     external: bool = False,
     types: Iterable[str] = (),
+    questions: Iterable[str] | None = None,
 ) -> ProjectFacts:
     """Merge module summaries into project facts (phase 1's last step). ``external``: classes
     of installed packages are read and rated (those the project's classes name, and ``types``:
-    the type names phase 1 asked about), and looked up on demand later."""
+    the type names phase 1 asked about), and looked up on demand later. ``questions``: every
+    question phase 1 asked, for the facts' index (shmlint/facts/added.py; none without)."""
     summaries = list(summaries)
     facts = ProjectFacts()
     for summary in summaries:
@@ -38,8 +42,10 @@ def merge(
         facts._canonical.clear()
         facts.external = ExternalClasses(tables)
     _functions(summaries, facts, resolver)
-    propagate_kinds(summaries, facts)
+    unresolved = propagate_kinds(summaries, facts)
     propagate_reads(summaries, facts)
+    if questions is not None:
+        facts.index = FactsIndex(asked_functions(questions, facts), unresolved)
     return facts
 
 

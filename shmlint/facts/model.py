@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from shmlint.basics.stamps import stale
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payload
+from shmlint.facts.index import FactsIndex
 
 FORMAT = 3
 MODEL_OUTPUT_FIELD = "logprobs"  # what makes a payload class a model-runner output
@@ -122,6 +123,9 @@ class ProjectFacts:
     # Not serialised: who loads facts attaches it (the classes phase 1 asked about are merged
     # into ``classes``, so they count in the digest).
     external: ExternalLookup | None = dataclasses.field(default=None, repr=False, compare=False)
+    # What the merge and the plan looked up that these facts lack (None: not known). Kept
+    # beside them, not in their digest (shmlint/facts/added.py).
+    index: FactsIndex | None = dataclasses.field(default=None, repr=False, compare=False)
     _readers: tuple[frozenset[str], dict[str, frozenset[str]]] | None = dataclasses.field(
         default=None, repr=False, compare=False
     )

@@ -94,11 +94,14 @@ def _field(moved: dict[str, Lines], field: FieldFact) -> FieldFact | None:
     return None if line is None else dataclasses.replace(field, line=line)
 
 
-def relined_digest(base: str, moved: dict[str, Lines]) -> str:
-    """The digest of the facts with digest ``base`` relined by ``moved``
+def relined_digest(base: str, moved: dict[str, Lines], added: list[Any] | None = None) -> str:
+    """The digest of the facts with digest ``base`` relined by ``moved`` and knowing the
+    functions ``added`` (``Growth.content``, shmlint/facts/added.py)
     (``ProjectFacts.assume_digest``): of the derivation, not of their JSON."""
-    text = json.dumps(["relined", base, encode_moved(moved)])
-    return hashlib.sha256(text.encode()).hexdigest()
+    derivation: list[Any] = ["relined", base, encode_moved(moved)]
+    if added is not None:
+        derivation.append(added)
+    return hashlib.sha256(json.dumps(derivation).encode()).hexdigest()
 
 
 def encode_moved(moved: dict[str, Lines]) -> list[Any]:

@@ -30,6 +30,7 @@ from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_resu
 from shmlint.run.prune import REFRESH_AFTER, refresh
 
 if TYPE_CHECKING:
+    from shmlint.facts.added import Growth
     from shmlint.facts.model import ProjectFacts
     from shmlint.facts.summary import ModuleSummary
     from shmlint.run.passes import FirstPass
@@ -397,6 +398,7 @@ class Cache:
     def get_facts(self, key: str, depth: int = 0) -> ProjectFacts | None:
         """Cached merged project facts, or None; facts stored as others relined
         (:meth:`put_relined`) are rebuilt from those (``depth``: relinings already followed)."""
+        from shmlint.facts.index import FactsIndex
         from shmlint.facts.model import ProjectFacts
 
         body = self._entry(key)
@@ -407,12 +409,15 @@ class Cache:
                 return None
             facts = ProjectFacts.from_json(body["facts"])
             facts.assume_digest(str(body["digest"]))  # (of the text read: not encoded again)
+            if "index" in body:
+                facts.index = FactsIndex.from_json(body["index"])
         except (ValueError, KeyError, TypeError, IndexError):
             return None
         self._relinings[key] = 0
         return facts
 
     def _relined(self, key: str, body: dict[str, Any], depth: int) -> ProjectFacts | None:
+        from shmlint.facts.added import Growth
         from shmlint.facts.moved import decode_moved, relined
 
         if depth >= RELINED_DEPTH:
@@ -424,6 +429,9 @@ class Cache:
         facts = relined(below, decode_moved(body["moved"]))
         if facts is None:
             return None
+        added = body.get("added")
+        if added is not None:  # functions added (shmlint/facts/added.py), and what they ask
+            facts = Growth.from_json(added).applied(facts, below.index)
         if facts is below:  # (the same object: its digest is the base's)
             facts = dataclasses.replace(facts)
         facts.assume_digest(str(body["digest"]))
@@ -431,23 +439,31 @@ class Cache:
         return facts
 
     def put_relined(
-        self, key: str, base: tuple[str, str], moved: dict[str, dict[int, int]], digest: str
+        self,
+        key: str,
+        base: tuple[str, str],
+        moved: dict[str, dict[int, int]],
+        digest: str,
+        added: Growth | None = None,
     ) -> bool:
         """Store facts as those under ``base`` (key and digest: loaded through this cache, and
         relined only while the facts there have that digest) with the lines ``moved``
-        (shmlint/facts/moved.py) and their assumed digest: a few bytes, where the ray wheel's
-        facts are 9 MB of JSON (~0.15 s to encode). False, storing nothing, when loading them
-        would take more than :data:`RELINED_DEPTH` relinings."""
+        (shmlint/facts/moved.py), the functions ``added`` (their names, and the names they
+        add to the index: shmlint/facts/added.py) and their assumed digest: a few bytes, where
+        the ray wheel's facts are 9 MB of JSON (~0.15 s to encode). False, storing nothing,
+        when loading them would take more than :data:`RELINED_DEPTH` relinings."""
         from shmlint.facts.moved import encode_moved
 
         if self._relinings.get(base[0], RELINED_DEPTH) + 1 > RELINED_DEPTH:
             return False
-        body = {
+        body: dict[str, Any] = {
             "base": base[0],
             "base_digest": base[1],
             "moved": encode_moved(moved),
             "digest": digest,
         }
+        if added is not None:
+            body["added"] = added.to_json()
         self._store(key, {"relined": body})
         return True
 
@@ -456,7 +472,8 @@ class Cache:
         cache has :attr:`grown` once they are written (the run should prune it,
         shmlint/run/prune.py)."""
         canonical = facts.canonical_json()
-        body = f'{{"digest": {json.dumps(facts.digest())}, "facts": {canonical}}}'
+        index = "" if facts.index is None else f', "index": {json.dumps(facts.index.to_json())}'
+        body = f'{{"digest": {json.dumps(facts.digest())}, "facts": {canonical}{index}}}'
         self.grown = self._write(key, f'{{"key": {json.dumps(key)}, "body": {body}}}') or self.grown
 
     @property

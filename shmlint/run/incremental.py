@@ -7,34 +7,32 @@ the cached facts of the last run, every unchanged file's result is its recorded 
 depends on the facts and its own bytes only), and only the changed files are analysed: phase
 1, then phase 2 against the facts when they may change the file's findings — the rule of
 ``check_project``, so the same findings. When a changed file gives what it gave with only its
-lines moved (an edit inserting or deleting lines), the facts are the last run's with its lines
-replaced (shmlint/facts/moved.py), and phase 2 re-checks what it re-checked last time against
-them, each file's last result standing where its logged lookups are answered the same.
-Anything else is left to ``check_project``.
+lines moved (an edit inserting or deleting lines), or with functions added that nothing looked
+up, the facts derive from the last run's (shmlint/run/derived.py). Anything else is left to
+``check_project``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
+from shmlint.facts.added import Added
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
-from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
+from shmlint.facts.moved import Lines
 from shmlint.run.cache import Cache
-from shmlint.run.encoding import Calls, Stat
+from shmlint.run.derived import Change, check_derived, moved_or_added, trace
+from shmlint.run.encoding import Stat
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, stat_of
 from shmlint.run.runner import (
     RunTrace,
     check_files,
-    cites_others,
-    facts_key_of,
     gives,
     summary_digest,
     with_external,
@@ -150,6 +148,7 @@ def _check_changed(
     keys = list(last.keys)
     given = list(last.gives)
     moved: dict[str, Lines] = {}  # the changed files that only moved lines: path → lines
+    additions: list[Added] = []  # the functions changed files added (facts.added)
     fresh: dict[int, tuple[FirstPass, bytes]] = {}
     old_keys: dict[int, str | None] = {}  # (the phase-1 keys of their last bytes)
     for index in changed:
@@ -173,11 +172,14 @@ def _check_changed(
         old_key = keys[index]
         given[index] = gives(item, syntax)
         if given[index] != before:
-            lines = _moved(item, old_key, cache)
-            if lines is None or item.summary is None:
+            change = moved_or_added(item, old_key, cache)
+            if change is None or item.summary is None:
                 return None  # what the merge reads changed
+            lines, added = change
             if any(old_line != new_line for old_line, new_line in lines.items()):
                 moved[item.summary.path] = lines
+            if added is not None:
+                additions.append(added)
             # (Else no line the facts carry moved: they are the last run's.)
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
@@ -186,12 +188,23 @@ def _check_changed(
         fresh[index] = (item, data)
     if moved and last.foreign:
         return None  # a file's own answers may name a moved line (runner.cites_others)
-    if moved:
+    if moved or additions:
         for unwanted in started.values():  # (phase 2 against the last facts)
             unwanted.cancel()
         started.clear()
-        return _check_moved(
-            files, config, cache, last, fresh, keys, given, stats, moved, load, jobs, prefilter
+        return check_derived(
+            files,
+            config,
+            cache,
+            last,
+            fresh,
+            keys,
+            given,
+            stats,
+            Change(moved, additions),
+            load,
+            jobs,
+            prefilter,
         )
     results = list(last.results)
     second = list(last.second)
@@ -242,136 +255,7 @@ def _check_changed(
         # none kept (the next edit of it is decided against the facts again).
         if index in unsettled:
             calls[index] = None
-    trace = _trace(files, last, fresh, keys, given, second, calls)
-    return results, stats, trace
-
-
-def _trace(
-    files: Sequence[tuple[str | Path, str]],
-    last: Record,
-    fresh: dict[int, tuple[FirstPass, bytes]],
-    keys: list[str | None],
-    given: list[str],
-    second: list[bool],
-    calls: list[Calls | None],
-    facts: tuple[str, str] | None = None,
-) -> RunTrace:
-    """The record this run leaves: the last one's, with the changed files' keys, what they
-    give, phase 2 and call evidence; ``facts``: the key and digest of other facts than the
-    last run's."""
-    # (A changed deferred module spelling a reader's name ran the project: none here does.)
-    callers = [flag and index not in fresh for index, flag in enumerate(last.callers)]
-    # A deferred module spelling the name of a function that may return a read (and no
-    # reader's name: that ran the project) would join a full run's merge, which adds no
-    # answer the facts lack (the merge of what names reach answers as every module's):
-    # these facts stand, and the record says what a full run would merge.
-    merged = [word.encode() for word in last.caller_words]
-    spellers = list(last.spellers)
-    for index, (item, data) in fresh.items():
-        if index < len(spellers):
-            spellers[index] = bool(item.deferred) and any(word in data for word in merged)
-    facts_key, facts_digest = facts or (last.facts_key, last.facts_digest)
-    paths = {display for _, display in files}
-    foreign = last.foreign or any(cites_others(item, paths) for item, _ in fresh.values())
-    return RunTrace(
-        keys,
-        given,
-        facts_key,
-        facts_digest,
-        last.reader_words,
-        second,
-        calls,
-        callers,
-        last.caller_words,
-        spellers,
-        foreign,
-    )
-
-
-def _moved(item: FirstPass, old_key: str | None, cache: Cache) -> Lines | None:
-    """The lines an analysed file moved (:func:`shmlint.facts.moved.moved_lines`) when it
-    gives the merge what it gave with its last bytes (``old_key``) but for line numbers: the
-    same questions, the same summary but for its lines; else None."""
-    if item.summary is None or item.deferred or old_key is None:
-        return None
-    old = cache.get_first_pass(old_key)
-    if old is None or old.summary is None or old.deferred:
-        return None
-    if [question for question, _ in item.questions] != [q for q, _ in old.questions]:
-        return None
-    return moved_lines(old.summary, item.summary)
-
-
-def _check_moved(
-    files: Sequence[tuple[str | Path, str]],
-    config: Config,
-    cache: Cache,
-    last: Record,
-    fresh: dict[int, tuple[FirstPass, bytes]],
-    keys: list[str | None],
-    given: list[str],
-    stats: list[Stat | None],
-    moved: dict[str, Lines],
-    load: Callable[[], ProjectFacts | None],
-    jobs: int,
-    prefilter: bool,
-) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
-    """The run when changed files only moved lines (``moved``): the last facts relined, stored
-    under this run's keys; phase 2 on the files it re-checked last time (an unchanged file
-    asks what it asked, and an answer naming a moved line differed from its own then, as it
-    does now) and on the changed files the new facts send there. A file whose lookups in the
-    last facts these answer the same keeps its last result (``check_files``' ``earlier``)."""
-    facts_key = facts_key_of(keys)
-    # These keys' facts may be stored already (an edit undone): never stored over, taken when
-    # they read the installed files the last facts read, unchanged.
-    facts = cache.get_facts(facts_key)
-    if facts is not None and (
-        facts.external_files != last.external or facts.external_files_changed()
-    ):
-        return None
-    if facts is None:
-        old = load()
-        if old is None or old.digest() != last.facts_digest or old.external_files != last.external:
-            return None  # (not the facts the record's results were checked against)
-        facts = relined(old, moved)
-        if facts is None:
-            return None
-        if facts is old:  # no line they carry moved: the same facts, under the last key
-            facts_key = last.facts_key
-        else:
-            # Stored as the last facts relined, digested by that derivation (not 9 MB of
-            # JSON encoded: ~0.15 s on the ray wheel); whole past a few relinings.
-            facts.assume_digest(relined_digest(old.digest(), moved))
-            base = (last.facts_key, old.digest())
-            if not cache.put_relined(facts_key, base, moved, facts.digest()):
-                facts = dataclasses.replace(facts)  # (its own digest: of its JSON)
-                cache.put_facts(facts_key, facts)
-    digest = facts.digest()
-    facts = with_external(facts, config)
-    second = list(last.second)
-    calls = list(last.calls)
-    results = list(last.results)
-    for index, (item, data) in fresh.items():
-        second[index], calls[index] = item.second_pass(facts, data)
-        results[index] = item.result
-    again = [index for index, flag in enumerate(second) if flag]
-    earlier = None  # (as check_project: the last run's phase 2, if against other facts)
-    if digest != last.facts_digest:
-        earlier = cache.with_facts(last.facts_digest)
-        cache.put_last_facts(digest)
-    rechecked = check_files(
-        [(Path(files[i][0]), files[i][1]) for i in again],
-        config,
-        jobs=jobs,
-        cache=cache.with_facts(digest),
-        prefilter=prefilter,
-        facts=facts,
-        earlier=earlier,
-    )
-    for index, result in zip(again, rechecked, strict=True):
-        results[index] = result
-    trace = _trace(files, last, fresh, keys, given, second, calls, (facts_key, digest))
-    return results, stats, trace
+    return results, stats, trace(files, last, fresh, keys, given, second, calls)
 
 
 def _settled(

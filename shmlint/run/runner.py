@@ -728,8 +728,6 @@ def _merged(
 
     options = config.options
     tables = TypeTables.for_options(options)
-    # The classes phase 1 asked about: an installed package's are rated now (into the digest).
-    types = asked_classes(q for item in firsts if item is not None for q, _ in item.questions)
     external = options.external_types
     merged = in_file_order([*analysed, *reached])
     # The deferred modules that may call a function returning a read (they spell its name):
@@ -742,7 +740,10 @@ def _merged(
         more = {target for summary in summaries for _, target in summary.imports}
         extra = close(more, loaders, modules.prefetch_modules)
         merged = in_file_order([*merged, *extra, *summaries])
-    facts = merge(merged, tables, external, types)
+    # The classes phase 1 asked about (an installed package's are rated now, into the
+    # digest), and the functions (the facts' index): every question of phase 1.
+    questions = [q for item in firsts if item is not None for q, _ in item.questions]
+    facts = merge(merged, tables, external, asked_classes(questions), questions)
     if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
     return facts, False

@@ -85,3 +85,37 @@ def test_a_name_is_followed_only_as_far_as_a_deferred_module_lies() -> None:
     for name in ["a.b.c.X", "a.x.c", "a.b", "x.y.z.w", "x.z.y", "p.q.r.s.T.u", "p.r", "q.a"]:
         parts = name.split(".")
         assert _deferred_prefixes(parts, deferred, above) == every_prefix(parts), name
+
+
+def test_a_package_importing_a_class_named_as_its_submodule_ends(tmp_path: Path) -> None:
+    """`from pkg.kernel import kernel` in pkg/__init__.py (vLLM's `MPLinearKernel`): a name
+    through `pkg.kernel` runs through the package again, one part longer each time; it is
+    followed a bounded number of times (before, it grew until memory ran out)."""
+    import signal
+
+    config = Config(root=tmp_path)
+    texts = {
+        "pkg/__init__.py": "from pkg.kernel import kernel\n",
+        "pkg/kernel.py": "class kernel:\n    pass\n",
+    }
+    summaries = {}
+    for name, text in texts.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        summary = syntax_summary(text.encode(), str(path), config)
+        assert summary is not None
+        summaries[summary.module] = summary
+    deferred = {module: (lambda m=module: [summaries[m]]) for module in summaries}
+
+    def stop(*_: object) -> None:
+        raise TimeoutError("the closure did not end")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)
+    try:
+        loaded = close(["pkg.kernel.run"], deferred)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert sorted(s.module for s in loaded) == ["pkg", "pkg.kernel"]

@@ -457,7 +457,7 @@ def test_a_deferred_module_spelling_a_possible_readers_name_stays_incremental(
     assert _check(tree, capsys, *cache) == warm
     assert not full
     # A change of the facts: the full run takes the record, and merges as a fresh run.
-    reads.write_text(reads.read_text() + "\n\ndef added():\n    return None\n")
+    reads.write_text(reads.read_text() + "\n\nclass Added:\n    pass\n")
     traces: list[object] = []
     original = shmlint.run.runner.check_project
 
@@ -502,7 +502,10 @@ MOVES: dict[str, tuple[Callable[[str], str], bool]] = {
         lambda text: text.replace("class Box: size: int\n", "class Box:\n    size: int\n"),
         True,
     ),
-    "a function below it": (lambda text: text + "\n\ndef other():\n    pass\n", True),
+    # (A function nothing looked up: the facts know its name, shmlint/facts/added.py.)
+    "a function below it": (lambda text: text + "\n\ndef other():\n    pass\n", False),
+    "a function above it": (lambda text: "def other():\n    pass\n\n\n" + text, False),
+    "a class below it": (lambda text: text + "\n\nclass Other:\n    pass\n", True),
 }
 
 
@@ -528,7 +531,7 @@ def test_an_edit_moving_lines_relines_the_facts(
     full = _full_runs(monkeypatch)
     warm = _check(tree, capsys, *cache)
     assert len(full) == (1 if full_run else 0)
-    if name != "a function below it":
+    if "below" not in name:
         assert warm != before  # (the message cites the read's new line)
     assert _check(tree, capsys, *cache) == warm  # the record it left answers alone
     assert len(full) == (1 if full_run else 0)
@@ -564,6 +567,46 @@ def test_relined_facts_are_stored_as_a_derivation_a_few_deep(
         assert f"pkg/reads.py:{6 + edit})" in str([f["message"] for f in warm])
     monkeypatch.undo()
     assert warm == _check(tree, capsys, "--no-cache", *options)
+
+
+def test_facts_knowing_functions_added_load_as_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Functions added one after another (each run a derivation of the last one's facts,
+    shmlint/facts/added.py, some with lines moved): the facts the cache gives for the last
+    run are those a merge of the edited tree gives, with their index, and the findings are
+    those of a run without cache."""
+    from shmlint.basics.config import Config
+    from shmlint.run import record
+    from shmlint.run.cache import RELINED_DEPTH, Cache
+    from shmlint.run.discovery import iter_file_names
+    from shmlint.run.runner import check_project
+
+    reads = _reads_tree(tmp_path)
+    tree = reads.parents[1]
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    _check(tree, capsys, *cache)
+    full = _full_runs(monkeypatch)
+    text = READS
+    for edit in range(RELINED_DEPTH + 2):
+        added = f"def helper_{edit}(x) -> int:\n    return len(x)\n\n\n"
+        text = added + text if edit % 2 else text + "\n\n" + added
+        reads.write_text(text)
+        warm = _check(tree, capsys, *cache)
+    assert not full
+    monkeypatch.undo()
+    assert warm == _check(tree, capsys, "--no-cache")
+    config = Config()
+    files = list(iter_file_names([str(tree)], config))
+    last = record.load(files, Cache(tmp_path / "cache", config), "project")
+    assert last is not None
+    loaded = Cache(tmp_path / "cache", config).get_facts(last.facts_key)
+    merged = check_project([(Path(p), d) for p, d in files], config, jobs=1, cache=None)[0]
+    assert loaded is not None and loaded.index is not None and merged.index is not None
+    assert {f"pkg.reads.helper_{edit}" for edit in range(RELINED_DEPTH + 2)} <= loaded.functions
+    assert loaded.canonical_json() == merged.canonical_json()
+    assert merged.index.asked <= loaded.index.asked
+    assert merged.index.unresolved <= loaded.index.unresolved
 
 
 OUTPUTS = (

@@ -219,7 +219,7 @@ def test_the_command_hands_the_record_to_the_full_run(
     main(command)
     capsys.readouterr()
     reads = next(path for path, _ in files if path.name == "reads.py")
-    reads.write_text(READER + "\n\ndef added():\n    return None\n")
+    reads.write_text(READER + "\n\nclass Added:\n    pass\n")  # (the facts merged anew)
     scans = _scans(monkeypatch)
     warm = main(command), capsys.readouterr().out
     assert [scanned for text, scanned in scans if "class Keeper" in text] == [False]

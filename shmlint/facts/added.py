@@ -1,0 +1,292 @@
+"""The facts after an edit that added functions nothing else could look up yet
+(shmlint/run/derived.py), as :mod:`shmlint.facts.moved` gives them after an edit that moved
+lines.
+
+A function added to a module (a helper, the commonest edit after a line inserted) made the
+merge of the whole tree run again: 1.4 s on the ray wheel. What the merge does with it, when its
+body gives no handle kind and passes on only its parameters (no read, no other function's
+result), is to know its name (``ProjectFacts.functions``), its parameters (where a call's
+arguments land) and what its annotation, written or inferred, says it returns (rated in its
+module against the classes the facts hold). Everything else the merge gives is the same, unless
+
+- another module's call lands in its parameters now (its callee is in
+  :attr:`FactsIndex.unresolved`: the calls the last merge placed nowhere), or another file
+  asked whether the name is a project function (:attr:`FactsIndex.asked`: its answer changes,
+  and with it which files phase 2 re-checks);
+- the name already meant something (an alias, a class, a name the facts forward elsewhere),
+  or it is a method the merge reads by its name (``__init__``, an actor's, a dunder);
+- a name the merge resolves in the module (an annotation, a class's base) spells its last part:
+  the merge resolves a name's first part to the module's own names first, methods' included;
+- another file claims the same module name (the merge mixes such files' own names);
+- what its body uses, followed as the merge's closure follows names through the modules phase
+  1 deferred, reaches a module the last merge did not read or a class of such a module (whose
+  bases and fields the closure would follow), or it or its annotation asks about a class the
+  facts lack (an installed one would be rated into them).
+
+So the facts are the last run's with the names added, when none of these holds; the index is
+kept beside them (not in their digest: it says what was asked, not what the facts answer).
+``tests/project/test_added.py`` compares such facts with a merge of the edited tree on every
+project fixture, and has a case for each way the names could have been reached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from shmlint.facts.classes import ClassResolver
+from shmlint.facts.closure import MOST_PARTS, used_names
+from shmlint.facts.evidence import TypeTables
+from shmlint.facts.index import FactsIndex
+from shmlint.facts.model import ProjectFacts, ReturnFact, decode_return, encode_return, realias
+from shmlint.facts.summary import CallFlow, Flow, FunctionInfo, ModuleSummary
+
+_FUNCTION_QUESTIONS = ("x:", "p:")
+# Questions whose name the merge rates as a class (``closure._CLASS_QUESTIONS``).
+_CLASS_QUESTIONS = ("c:", "F:", "n:")
+
+
+def asked_functions(questions: Iterable[str], facts: ProjectFacts) -> frozenset[str]:
+    """The canonical names ``questions`` ask about as functions."""
+    return frozenset(facts.canonical(q[2:]) for q in questions if q[:2] in _FUNCTION_QUESTIONS)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Runs:
+    """The run's modules, as far as the merge's closure and names go."""
+
+    deferred: set[str]  # the modules phase 1 did not analyse (the closure reads them)
+    shared: set[str]  # the module names several files claim
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Added:
+    """The functions an edit added to a module, with what their bodies gave the merge."""
+
+    summary: ModuleSummary  # the module without them (compared with its last summary)
+    module: ModuleSummary  # the module with them
+    functions: tuple[FunctionInfo, ...]
+    flows: tuple[Flow, ...]
+    calls: tuple[CallFlow, ...]
+    questions: tuple[str, ...]  # the module's questions its last version did not ask
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(info.name for info in self.functions)
+
+
+def added_functions(
+    old: ModuleSummary, new: ModuleSummary, old_questions: list[str], new_questions: list[str]
+) -> Added | None:
+    """The functions ``new`` adds to ``old`` when that is all it adds: their names, flows and
+    calls in their own names only, no handle kind, no read, no annotation, no class
+    question; None otherwise (``summary`` still to be compared with ``old`` for lines)."""
+    known = {f.name for f in old.functions}
+    functions = tuple(f for f in new.functions if f.name not in known)
+    names = tuple(f.name for f in functions)
+    if not names or len(names) != len(new.functions) - len(old.functions):
+        return None  # (nothing added, or one removed too: renamed)
+    if not set(old_questions) <= set(new_questions):
+        return None
+    questions = tuple(q for q in new_questions if q not in set(old_questions))
+    if any(q[:2] in _CLASS_QUESTIONS for q in questions):
+        return None
+    actors = {c.name for c in new.classes if c.actor}
+    for info in functions:
+        owner, _, last = info.name.rpartition(".")
+        if info.remote or owner in actors or last.startswith("__"):
+            return None
+    own = _Own(names)
+    flows = tuple(f for f in new.flows if own.slot(f.target) and own.parameters(f.origins))
+    calls = tuple(c for c in new.calls if c.origins and own.parameters(c.origins))
+    if any(f.kinds for f in flows) or any(c.kinds for c in calls):
+        return None
+    summary = dataclasses.replace(
+        new,
+        functions=tuple(f for f in new.functions if f.name not in names),
+        flows=tuple(f for f in new.flows if f not in flows),
+        calls=tuple(c for c in new.calls if c not in calls),
+    )
+    if _spells(new, names):
+        return None
+    return Added(summary, new, functions, flows, calls, questions)
+
+
+class _Own:
+    """The slots of the added functions: their parameters and what they return."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.returns = {f"ret:{name}" for name in names}
+        self.params = tuple(f"param:{name}." for name in names)
+
+    def slot(self, slot: str) -> bool:
+        return slot in self.returns or slot.startswith(self.params)
+
+    def parameters(self, slots: Iterable[str]) -> bool:
+        """Whether ``slots`` are all parameters of the added functions (what their bodies
+        pass on: a call of an added function elsewhere has its ``ret:`` slot)."""
+        return all(slot.startswith(self.params) for slot in slots)
+
+
+def _spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
+    """Whether a name the merge resolves in the module — an annotation, a class's base — spells
+    the last part of one of ``names`` (the merge resolves a name's first part to the module's
+    own names first, methods' names among them: ``ClassResolver.locals``)."""
+    pattern = re.compile("|".join(rf"\b{re.escape(n.rpartition('.')[2])}\b" for n in names))
+    spelled = [field.annotation for info in summary.classes for field in info.fields]
+    spelled += [base for info in summary.classes for base in info.bases]
+    spelled += [info.returns for info in summary.functions]
+    return any(pattern.search(text) for text in spelled if text)
+
+
+def stands(
+    added: Added, facts: ProjectFacts, index: FactsIndex, deferred: set[str], shared: set[str]
+) -> bool:
+    """Whether ``facts`` (with ``index``) take ``added`` by its names alone: nothing looked
+    them up, they meant nothing, their module's name is its file's alone (``shared``: those
+    several files claim, whose own names the merge mixes), and what their bodies use reaches
+    no module the facts lack (``deferred``: the modules phase 1 did not analyse, which the
+    merge reads when a name runs through them)."""
+    if added.module.module in shared:
+        return False
+    for name in added.names:
+        if name in facts.functions or name in facts.classes or name in facts.aliases:
+            return False
+        if realias(facts.aliases, name) is not None:
+            return False  # (the facts forward it elsewhere)
+        if name in index.unresolved or name in index.asked:
+            return False
+    summary = dataclasses.replace(
+        added.summary, imports=(), classes=(), flows=added.flows, calls=added.calls, reads=()
+    )
+    return not _reaches_unread(used_names(summary, added.questions), facts, deferred)
+
+
+def _reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]) -> bool:
+    """Whether following ``names`` as the merge's closure does (``closure.close``: through the
+    deferred modules, by what each imports for the next part) reaches a deferred module the
+    facts lack, or a class of a deferred module (whose bases and fields it would follow:
+    refused without reading them)."""
+    todo = list(names)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        for cut in range(1, len(parts) + 1):
+            module = ".".join(parts[:cut])
+            if module not in deferred:
+                continue
+            if module not in facts.modules:
+                return True  # (the closure would read it)
+            if cut == len(parts):
+                continue
+            qualified = f"{module}.{parts[cut]}"
+            if qualified in facts.classes:
+                return True
+            target = facts.aliases.get(qualified)
+            if target is not None:
+                followed = ".".join([target, *parts[cut + 1 :]])
+                if followed.count(".") < MOST_PARTS:  # (as the closure bounds it)
+                    todo.append(followed)
+    return False
+
+
+def rated_returns(
+    added: Added, facts: ProjectFacts, tables: TypeTables, external: bool
+) -> dict[str, ReturnFact] | None:
+    """What the added functions return as the merge rates it (``merge._functions``): their
+    annotations (written or inferred) resolved in their module against ``facts``' classes;
+    None when that would rate a class the facts lack (an installed one: the merge adds it)."""
+    probe = dataclasses.replace(
+        facts, classes=dict(facts.classes), external_files=dict(facts.external_files)
+    )
+    resolver = ClassResolver([added.module], probe, tables, external)
+    rated: dict[str, ReturnFact] = {}
+    for info in added.functions:
+        if info.returns:
+            found, fields = resolver.return_evidence(added.module, info.returns)
+            rated[info.name] = ReturnFact(found, info.returns, info.inferred, fields)
+    if len(probe.classes) != len(facts.classes) or probe.external_files != facts.external_files:
+        return None
+    return rated
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Growth:
+    """What functions added give facts (their names and returns) and their index (what the
+    files asked, what the functions call): stored as the derivation of facts."""
+
+    names: tuple[str, ...]
+    returns: dict[str, ReturnFact]
+    asked: frozenset[str]
+    unresolved: frozenset[str]
+
+    def applied(self, facts: ProjectFacts, index: FactsIndex | None) -> ProjectFacts:
+        """``facts`` knowing the functions, with ``index`` grown (a copy: the digest is not
+        copied)."""
+        grown = dataclasses.replace(
+            facts,
+            functions=facts.functions | set(self.names),
+            returns={**facts.returns, **self.returns},
+            _canonical={},
+        )
+        grown.index = index and index.grown(self.asked, self.unresolved)
+        return grown
+
+    def content(self) -> list[Any]:
+        """What the facts gain, as JSON (their derivation's digest: not the index)."""
+        returns = {name: encode_return(fact) for name, fact in sorted(self.returns.items())}
+        return [sorted(self.names), returns]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able form (a derivation's cache entry)."""
+        names, returns = self.content()
+        return {
+            "names": names,
+            "returns": returns,
+            "asked": sorted(self.asked),
+            "unresolved": sorted(self.unresolved),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Growth:
+        """The inverse of :meth:`to_json`; raises ``KeyError``/``TypeError``/``ValueError``."""
+        return cls(
+            tuple(map(str, data["names"])),
+            {str(name): decode_return(fact) for name, fact in data["returns"].items()},
+            frozenset(map(str, data["asked"])),
+            frozenset(map(str, data["unresolved"])),
+        )
+
+
+def grow(
+    facts: ProjectFacts,
+    additions: list[Added],
+    modules: Runs,
+    tables: TypeTables,
+    external: bool,
+) -> Growth | None:
+    """What ``facts`` gain from the functions ``additions`` add, and their index from what
+    those ask and call; None when the facts do not take them by their names alone
+    (:func:`stands`, :func:`rated_returns`)."""
+    index = facts.index
+    deferred, shared = modules.deferred, modules.shared
+    if index is None or not all(stands(a, facts, index, deferred, shared) for a in additions):
+        return None
+    returns: dict[str, ReturnFact] = {}
+    for added in additions:
+        rated = rated_returns(added, facts, tables, external)
+        if rated is None:
+            return None
+        returns.update(rated)
+    names = tuple(name for added in additions for name in added.names)
+    known = facts.functions | set(names)
+    asked = asked_functions((q for added in additions for q in added.questions), facts)
+    callees = {facts.canonical(c.callee) for added in additions for c in added.calls}
+    unresolved = {c for c in callees if c not in known and c not in facts.classes}
+    return Growth(names, returns, asked, frozenset(unresolved))

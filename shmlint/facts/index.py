@@ -1,0 +1,32 @@
+"""What the merge and the plan looked up that the facts do not hold: kept beside the facts (not
+in their digest), so that an edit adding functions can tell whether anything reached their
+names before (shmlint/facts/added.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FactsIndex:
+    """What the merge and the plan looked up that the facts do not hold."""
+
+    # The canonical names phase-1 questions asked whether they are project functions and
+    # what they return (``x:``, ``p:``), of every file.
+    asked: frozenset[str]
+    # The canonical callees of calls whose arguments the merge placed in no parameter.
+    unresolved: frozenset[str]
+
+    def to_json(self) -> dict[str, list[str]]:
+        """JSON-able form (the facts' cache entry)."""
+        return {"asked": sorted(self.asked), "unresolved": sorted(self.unresolved)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, list[str]]) -> FactsIndex:
+        """The inverse of :meth:`to_json`; raises ``KeyError``/``TypeError``."""
+        return cls(frozenset(map(str, data["asked"])), frozenset(map(str, data["unresolved"])))
+
+    def grown(self, asked: Iterable[str], unresolved: Iterable[str]) -> FactsIndex:
+        """This index with more names (a file's new questions, its new calls)."""
+        return FactsIndex(self.asked | frozenset(asked), self.unresolved | frozenset(unresolved))

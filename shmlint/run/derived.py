@@ -1,0 +1,203 @@
+"""A project run whose facts derive from the last run's (shmlint/run/incremental.py): when the
+changed files only moved lines (shmlint/facts/moved.py) or added functions nothing looked up
+(shmlint/facts/added.py), the facts are the last ones relined and knowing the names, stored as
+that derivation; phase 2 re-checks what it re-checked last time, each file keeping its last
+result where its logged lookups are answered the same, and the changed files the new facts
+send there."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from shmlint.basics.config import Config
+from shmlint.basics.types import FileResult
+from shmlint.facts.added import Added, Runs, added_functions, grow
+from shmlint.facts.evidence import TypeTables
+from shmlint.facts.layout import module_name
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
+from shmlint.run.cache import Cache
+from shmlint.run.encoding import Calls, Stat
+from shmlint.run.passes import FirstPass
+from shmlint.run.record import Record
+from shmlint.run.runner import RunTrace, check_files, cites_others, facts_key_of, with_external
+
+
+def trace(
+    files: Sequence[tuple[str | Path, str]],
+    last: Record,
+    fresh: dict[int, tuple[FirstPass, bytes]],
+    keys: list[str | None],
+    given: list[str],
+    second: list[bool],
+    calls: list[Calls | None],
+    facts: tuple[str, str] | None = None,
+) -> RunTrace:
+    """The record this run leaves: the last one's, with the changed files' keys, what they
+    give, phase 2 and call evidence; ``facts``: the key and digest of other facts than the
+    last run's."""
+    # (A changed deferred module spelling a reader's name ran the project: none here does.)
+    callers = [flag and index not in fresh for index, flag in enumerate(last.callers)]
+    # A deferred module spelling the name of a function that may return a read (and no
+    # reader's name: that ran the project) would join a full run's merge, which adds no
+    # answer the facts lack (the merge of what names reach answers as every module's):
+    # these facts stand, and the record says what a full run would merge.
+    merged = [word.encode() for word in last.caller_words]
+    spellers = list(last.spellers)
+    for index, (item, data) in fresh.items():
+        if index < len(spellers):
+            spellers[index] = bool(item.deferred) and any(word in data for word in merged)
+    facts_key, facts_digest = facts or (last.facts_key, last.facts_digest)
+    paths = {display for _, display in files}
+    foreign = last.foreign or any(cites_others(item, paths) for item, _ in fresh.values())
+    return RunTrace(
+        keys,
+        given,
+        facts_key,
+        facts_digest,
+        last.reader_words,
+        second,
+        calls,
+        callers,
+        last.caller_words,
+        spellers,
+        foreign,
+    )
+
+
+def moved_or_added(
+    item: FirstPass, old_key: str | None, cache: Cache
+) -> tuple[Lines, Added | None] | None:
+    """The lines an analysed file moved (:func:`shmlint.facts.moved.moved_lines`) when it
+    gives the merge what it gave with its last bytes (``old_key``) but for line numbers — the
+    same questions, the same summary but for its lines — or that and functions added
+    (:func:`shmlint.facts.added.added_functions`); else None."""
+    if item.summary is None or item.deferred or old_key is None:
+        return None
+    old = cache.get_first_pass(old_key)
+    if old is None or old.summary is None or old.deferred:
+        return None
+    before = [question for question, _ in old.questions]
+    after = [question for question, _ in item.questions]
+    if after == before:
+        lines = moved_lines(old.summary, item.summary)
+        if lines is not None:
+            return lines, None
+    added = added_functions(old.summary, item.summary, before, after)
+    if added is None:
+        return None
+    lines = moved_lines(old.summary, added.summary)
+    return None if lines is None else (lines, added)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Change:
+    """What the changed files gave the merge anew: lines moved, functions added."""
+
+    moved: dict[str, Lines]
+    additions: list[Added]
+
+
+def check_derived(
+    files: Sequence[tuple[str | Path, str]],
+    config: Config,
+    cache: Cache,
+    last: Record,
+    fresh: dict[int, tuple[FirstPass, bytes]],
+    keys: list[str | None],
+    given: list[str],
+    stats: list[Stat | None],
+    change: Change,
+    load: Callable[[], ProjectFacts | None],
+    jobs: int,
+    prefilter: bool,
+) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
+    """The run when changed files only moved lines or added functions nothing looked up
+    (``change``): the last facts relined and knowing the names, stored under this run's
+    keys; phase 2 on the files it re-checked last time (an unchanged file asks what it asked,
+    and an answer naming a moved line differed from its own then, as it does now; none asked
+    about an added name) and on the changed files the new facts send there. A file whose
+    lookups in the last facts these answer the same keeps its last result (``check_files``'
+    ``earlier``)."""
+    facts_key = facts_key_of(keys)
+    # These keys' facts may be stored already (an edit undone): never stored over, taken when
+    # they read the installed files the last facts read, unchanged.
+    stored = cache.get_facts(facts_key)
+    if stored is not None and (
+        stored.external_files != last.external or stored.external_files_changed()
+    ):
+        return None
+    old = None
+    growth = None
+    if stored is None or change.additions:
+        old = load()
+        if old is None or old.digest() != last.facts_digest or old.external_files != last.external:
+            return None  # (not the facts the record's results were checked against)
+        if change.additions:
+            # Stored or not, the facts of these keys are the last ones knowing the names only
+            # if nothing reached them: else another file's plan changes (the merge runs).
+            options = config.options
+            tables = TypeTables.for_options(options)
+            runs = _runs(files, last, config)
+            growth = grow(old, change.additions, runs, tables, options.external_types)
+            if growth is None:
+                return None
+    if stored is not None:
+        facts = stored
+    else:
+        assert old is not None
+        relined_facts = relined(old, change.moved)
+        if relined_facts is None:
+            return None
+        facts = relined_facts if growth is None else growth.applied(relined_facts, old.index)
+        if facts is old:  # no line they carry moved: the same facts, under the last key
+            facts_key = last.facts_key
+        else:
+            # Stored as the last facts relined, digested by that derivation (not 9 MB of
+            # JSON encoded: ~0.15 s on the ray wheel); whole past a few relinings.
+            content = growth.content() if growth is not None else None
+            facts.assume_digest(relined_digest(old.digest(), change.moved, content))
+            base = (last.facts_key, old.digest())
+            if not cache.put_relined(facts_key, base, change.moved, facts.digest(), growth):
+                facts = dataclasses.replace(facts)  # (its own digest: of its JSON)
+                cache.put_facts(facts_key, facts)
+    digest = facts.digest()
+    facts = with_external(facts, config)
+    second = list(last.second)
+    calls = list(last.calls)
+    results = list(last.results)
+    for index, (item, data) in fresh.items():
+        second[index], calls[index] = item.second_pass(facts, data)
+        results[index] = item.result
+    again = [index for index, flag in enumerate(second) if flag]
+    earlier = None  # (as check_project: the last run's phase 2, if against other facts)
+    if digest != last.facts_digest:
+        earlier = cache.with_facts(last.facts_digest)
+        cache.put_last_facts(digest)
+    rechecked = check_files(
+        [(Path(files[i][0]), files[i][1]) for i in again],
+        config,
+        jobs=jobs,
+        cache=cache.with_facts(digest),
+        prefilter=prefilter,
+        facts=facts,
+        earlier=earlier,
+    )
+    for index, result in zip(again, rechecked, strict=True):
+        results[index] = result
+    return (
+        results,
+        stats,
+        trace(files, last, fresh, keys, given, second, calls, (facts_key, digest)),
+    )
+
+
+def _runs(files: Sequence[tuple[str | Path, str]], last: Record, config: Config) -> Runs:
+    """The run's modules: those the last run deferred (what gives ``d`` + module name), and
+    the names several files claim."""
+    deferred = {given[1:].partition("\0")[0] for given in last.gives if given[:1] == "d"}
+    claimed = Counter(module_name(display, config.root)[0] for _, display in files)
+    return Runs(deferred, {module for module, count in claimed.items() if count > 1})
