@@ -135,6 +135,21 @@ def test_the_index_survives_the_cache(tmp_path: Path) -> None:
     assert Growth.from_json(json.loads(json.dumps(growth.to_json()))) == growth
 
 
+def _files(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _findings(root: Path, capsys: pytest.CaptureFixture[str], *how: str) -> list[object]:
+    command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
+    main([*command, *how, str(root)])
+    return [
+        (f["path"], f["line"], f["code"], f["message"]) for f in json.loads(capsys.readouterr().out)
+    ]
+
+
 # Trees where another file reached the name before the function was added: the facts or the
 # plan would change elsewhere, so the merge runs (each check, undone, fails its case).
 CALLED = {
@@ -163,23 +178,13 @@ def test_a_function_another_file_reached_is_left_to_the_merge(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     module, user, added = CALLED[name]
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "mod.py").write_text(module)
-    (package / "user.py").write_text(user)
-    command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
-    cached = [*command, "--cache-dir", str(tmp_path / "cache"), str(tmp_path)]
-
-    def run(*args: str) -> list[tuple[str, int]]:
-        main(list(args))
-        return [(f["code"], f["line"]) for f in json.loads(capsys.readouterr().out)]
-
-    before = run(*cached)
-    (package / "mod.py").write_text(module + added)
-    after = run(*command, "--no-cache", str(tmp_path))
+    _files(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user})
+    cache = ("--cache-dir", str(tmp_path / ".cache"))
+    before = _findings(tmp_path, capsys, *cache)
+    (tmp_path / "pkg" / "mod.py").write_text(module + added)
+    after = _findings(tmp_path, capsys, "--no-cache")
     assert after != before  # (the function added changes another file's findings)
-    assert run(*cached) == after
+    assert _findings(tmp_path, capsys, *cache) == after
 
 
 def test_a_function_reaching_a_module_the_merge_did_not_read(tmp_path: Path) -> None:
@@ -318,21 +323,6 @@ def test_what_the_module_says_of_the_name_refuses_it() -> None:
         plain, functions=(dataclasses.replace(info, name="pkg.mod.A.__init__"),)
     )
     assert added_functions(plain, dunder, [], []) is None
-
-
-def _files(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
-def _findings(root: Path, capsys: pytest.CaptureFixture[str], *how: str) -> list[object]:
-    command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
-    main([*command, *how, str(root)])
-    return [
-        (f["path"], f["line"], f["code"], f["message"]) for f in json.loads(capsys.readouterr().out)
-    ]
 
 
 KEEPS = (

@@ -33,10 +33,13 @@ MODULES = {
 }
 
 
-def _deferred(root: Path) -> tuple[dict[str, Callable[[], list[ModuleSummary]]], list[str]]:
+def _deferred(
+    root: Path, modules: dict[str, str] = MODULES
+) -> tuple[dict[str, Callable[[], list[ModuleSummary]]], list[str]]:
+    """A loader per module of ``modules`` (written under ``root``), and the loads made."""
     config = Config(root=root)
     summaries: dict[str, ModuleSummary] = {}
-    for name, text in MODULES.items():
+    for name, text in modules.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -93,20 +96,11 @@ def test_a_package_importing_a_class_named_as_its_submodule_ends(tmp_path: Path)
     followed a bounded number of times (before, it grew until memory ran out)."""
     import signal
 
-    config = Config(root=tmp_path)
     texts = {
         "pkg/__init__.py": "from pkg.kernel import kernel\n",
         "pkg/kernel.py": "class kernel:\n    pass\n",
     }
-    summaries = {}
-    for name, text in texts.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        summary = syntax_summary(text.encode(), str(path), config)
-        assert summary is not None
-        summaries[summary.module] = summary
-    deferred = {module: (lambda m=module: [summaries[m]]) for module in summaries}
+    deferred, _ = _deferred(tmp_path, texts)
 
     def stop(*_: object) -> None:
         raise TimeoutError("the closure did not end")

@@ -67,9 +67,10 @@ def plugin(tmp_path: Path) -> Path:
     return project
 
 
-def _check(project: Path, *args: str) -> list[dict[str, object]]:
-    environment = {**os.environ, "PYTHONPATH": str(project.parent / "site")}
-    command = [sys.executable, "-m", "shmlint", "check", "--no-cache", "--output-format", "json"]
+def _run(project: Path, *args: str, site: bool = True) -> list[dict[str, object]]:
+    """``shmlint check`` of plugin.py in a new process, the package's site on its path."""
+    environment = {**os.environ, "PYTHONPATH": str(project.parent / "site") if site else ""}
+    command = [sys.executable, "-m", "shmlint", "check", "--output-format", "json"]
     completed = subprocess.run(
         [*command, "--min-confidence", "medium", *args, "plugin.py"],
         cwd=project,
@@ -80,6 +81,10 @@ def _check(project: Path, *args: str) -> list[dict[str, object]]:
     )
     assert completed.returncode in (0, 1), completed.stderr
     return json.loads(completed.stdout)  # type: ignore[no-any-return]
+
+
+def _check(project: Path, *args: str) -> list[dict[str, object]]:
+    return _run(project, "--no-cache", *args)
 
 
 @pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
@@ -105,20 +110,10 @@ def test_a_missing_package_leaves_the_payload_unknown(plugin: Path) -> None:
     assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
 
 
-def _warm(project: Path, *args: str) -> list[tuple[int, str]]:
+def _warm(project: Path, *args: str) -> list[tuple[object, object]]:
     """A run with the project's cache: each finding's line and rule."""
-    environment = {**os.environ, "PYTHONPATH": str(project.parent / "site")}
-    completed = subprocess.run(
-        [sys.executable, "-m", "shmlint", "check", "--output-format", "json", *args]
-        + ["--cache-dir", str(project / "cache"), "--min-confidence", "medium", "plugin.py"],
-        cwd=project,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert completed.returncode in (0, 1), completed.stderr
-    return [(f["line"], f["code"]) for f in json.loads(completed.stdout)]
+    found = _run(project, *args, "--cache-dir", str(project / "cache"))
+    return [(f["line"], f["code"]) for f in found]
 
 
 def _touched(path: Path, text: str) -> None:
@@ -264,17 +259,7 @@ def test_two_environments_sharing_a_cache_keep_apart(plugin: Path) -> None:
     # Another interpreter path (another environment) does not find the package: its run over
     # the same cache is its own, not the one that found it.
     assert _warm(plugin) == [(8, "SHM101")]
-    environment = {**os.environ, "PYTHONPATH": ""}
-    completed = subprocess.run(
-        [sys.executable, "-m", "shmlint", "check", "--output-format", "json"]
-        + ["--cache-dir", str(plugin / "cache"), "--min-confidence", "medium", "plugin.py"],
-        cwd=plugin,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = json.loads(completed.stdout)
+    found = _run(plugin, "--cache-dir", str(plugin / "cache"), site=False)
     assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
     assert _warm(plugin) == [(8, "SHM101")]
 
