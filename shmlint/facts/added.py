@@ -16,7 +16,8 @@ module against the classes the facts hold). Everything else the merge gives is t
 - the name already meant something (an alias, a class, a name the facts forward elsewhere),
   or it is a method the merge reads by its name (``__init__``, an actor's, a dunder);
 - a name the merge resolves in the module (an annotation, a class's base) spells its last part:
-  the merge resolves a name's first part to the module's own names first, methods' included;
+  the merge resolves a name's first part to the module's own top-level names first (a
+  method's name is none of them; checked for methods too, which costs nothing);
 - another file claims the same module name (the merge mixes such files' own names);
 - what its body uses, followed as the merge's closure follows names through the modules phase
   1 deferred, reaches a module the last merge did not read or a class of such a module (whose
@@ -133,7 +134,7 @@ class _Own:
 def _spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
     """Whether a name the merge resolves in the module — an annotation, a class's base — spells
     the last part of one of ``names`` (the merge resolves a name's first part to the module's
-    own names first, methods' names among them: ``ClassResolver.locals``)."""
+    own top-level names first: ``ClassResolver.locals``)."""
     pattern = re.compile("|".join(rf"\b{re.escape(n.rpartition('.')[2])}\b" for n in names))
     spelled = [field.annotation for info in summary.classes for field in info.fields]
     spelled += [base for info in summary.classes for base in info.bases]

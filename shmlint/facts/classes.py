@@ -19,6 +19,14 @@ _NEUTRAL_BASES = frozenset(
 )
 
 
+def _own_names(summary: ModuleSummary) -> set[str]:
+    """The names a module defines at its top level (its classes and functions): a name it
+    spells resolves to its own first. Not its methods' or nested classes' names: a method
+    called ``model`` made the base ``model.records.Base`` the module's own ``model``."""
+    own = [*(c.name for c in summary.classes), *(f.name for f in summary.functions)]
+    return {name.rpartition(".")[2] for name in own if name.rpartition(".")[0] == summary.module}
+
+
 class ClassResolver:
     """Resolves every class's field evidence, transitively and cycle-safe."""
 
@@ -33,11 +41,7 @@ class ClassResolver:
         self.tables = tables
         self.external = external  # read classes of installed packages (facts.external)
         self.infos = {c.name: (s, c) for s in summaries for c in s.classes}
-        self.locals = {
-            s.module: {c.name.rpartition(".")[2] for c in s.classes}
-            | {f.name.rpartition(".")[2] for f in s.functions}
-            for s in summaries
-        }
+        self.locals = {s.module: _own_names(s) for s in summaries}
         self.in_progress: set[str] = set()
         # Each summary's imports as a dict, by the summary's identity (the summary is kept
         # with it, so the identity is never another's).
@@ -124,11 +128,7 @@ class ClassResolver:
             self.infos.setdefault(info.name, (summary, info))
         if real != name:
             self.infos.setdefault(name, self.infos[real])  # a re-export
-        self.locals.setdefault(
-            summary.module,
-            {c.name.rpartition(".")[2] for c in summary.classes}
-            | {f.name.rpartition(".")[2] for f in summary.functions},
-        )
+        self.locals.setdefault(summary.module, _own_names(summary))
 
     def return_evidence(
         self, summary: ModuleSummary, annotation: str

@@ -111,3 +111,36 @@ def test_type_names_resolve_through_imports_first(
     )
     (found,) = _findings(capsys, "--min-confidence", "medium", str(source))
     assert found["confidence"] == confidence
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        "    def model(self):\n        return None\n",
+        "    @staticmethod\n    def model():\n        return None\n",
+    ],
+)
+def test_a_method_named_as_a_base_s_package_leaves_the_base_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], member: str
+) -> None:
+    # A class's base `model.records.Base` is resolved in its module: a method of that name
+    # is no name of the module's own (a review found the base rated as
+    # the module's `model`, so `Out` lost its array field).
+    package = tmp_path / "model"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "records.py").write_text(
+        "from dataclasses import dataclass\n\nimport numpy as np\n\n\n"
+        "@dataclass\nclass Base:\n    arr: np.ndarray\n"
+    )
+    runner = (
+        "import ray\n\nfrom model.records import Base\n\n\nclass Out(Base):\n    pass\n\n\n"
+        "class Runner:\n    def fetch(self, ref):\n        out: Out = ray.get(ref)\n"
+        "        self.out = out\n"
+    )
+    (package / "a.py").write_text(runner)
+    args = ("--isolated", "--min-confidence", "medium", str(tmp_path))
+    before = _findings(capsys, *args)
+    assert "holds arrays (`arr`)" in str(before)
+    (package / "a.py").write_text(runner + "\n" + member)
+    assert _findings(capsys, *args) == before
