@@ -32,15 +32,7 @@ from shmlint.facts.model import ProjectFacts, ReturnFact
 from shmlint.facts.moved import moved_lines, relined
 from shmlint.facts.summary import CallFlow, ClassInfo, FieldInfo, FunctionInfo, ModuleSummary
 from shmlint.run.passes import FirstPass, first_pass
-from shmlint.run.runner import check_project
-from tests.fixture_markers import FIXTURES
-
-TREES = sorted((FIXTURES / "project").iterdir())
-
-
-def _facts(tree: Path, config: Config) -> ProjectFacts:
-    files = [(path, str(path)) for path in sorted(tree.rglob("*.py"))]
-    return check_project(files, config, jobs=1, cache=None)[0]
+from tests.project.merged import PROJECT_TREES, merged_facts
 
 
 def _item(path: Path, config: Config) -> FirstPass | None:
@@ -99,12 +91,12 @@ def _runs(tree: Path) -> Runs:
     return Runs(deferred, {module for module, count in claimed.items() if count > 1})
 
 
-@pytest.mark.parametrize("case", TREES, ids=lambda path: path.name)
+@pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
 def test_facts_knowing_functions_added_are_the_merged_facts(case: Path, tmp_path: Path) -> None:
     tree = tmp_path / case.name
     shutil.copytree(case, tree)
     config = load_config(find_pyproject(tree))
-    before = _facts(tree, config)
+    before = merged_facts(tree, config)
     assert before.index is not None
     derived = 0
     for path in sorted(tree.rglob("*.py")):
@@ -118,7 +110,7 @@ def test_facts_knowing_functions_added_are_the_merged_facts(case: Path, tmp_path
             assert new is not None
             facts = _derived(before, old, new, tree)
             if facts is not None:
-                merged = _facts(tree, config)
+                merged = merged_facts(tree, config)
                 assert facts.canonical_json() == merged.canonical_json(), edited
                 assert facts.index is not None and merged.index is not None
                 assert merged.index.asked <= facts.index.asked  # (a superset: what was asked)
@@ -197,14 +189,14 @@ def test_a_function_reaching_a_module_the_merge_did_not_read(tmp_path: Path) -> 
     mod = package / "mod.py"
     mod.write_text("import pkg\nimport ray\n\n\ndef start(actor):\n    return actor.run.remote()\n")
     config = Config(root=tmp_path)
-    before = _facts(tmp_path, config)
+    before = merged_facts(tmp_path, config)
     assert "pkg.other" not in before.modules
     old = _item(mod, config)
     mod.write_text(mod.read_text() + "\n\ndef _added(x):\n    pkg.other.thing(x)\n")
     new = _item(mod, config)
     assert old is not None and new is not None
     assert _derived(before, old, new, tmp_path) is None
-    assert "pkg.other" in _facts(tmp_path, config).modules
+    assert "pkg.other" in merged_facts(tmp_path, config).modules
 
 
 def _tree(tmp_path: Path, modules: dict[str, str]) -> Path:
@@ -220,7 +212,7 @@ def _refused(tmp_path: Path, mod: Path, added: str) -> None:
     """The function ``added`` to ``mod`` is left to the merge, whose facts differ from the last
     ones merely knowing its name (what taking it would give)."""
     config = Config(root=tmp_path)
-    before = _facts(tmp_path, config)
+    before = merged_facts(tmp_path, config)
     old = _item(mod, config)
     mod.write_text(mod.read_text() + added)
     new = _item(mod, config)
@@ -228,7 +220,7 @@ def _refused(tmp_path: Path, mod: Path, added: str) -> None:
     assert _derived(before, old, new, tmp_path) is None
     names = tuple({f.name for f in new.summary.functions} - {f.name for f in old.summary.functions})
     naive = Growth(names, {}, frozenset(), frozenset()).applied(before, before.index)
-    assert naive.canonical_json() != _facts(tmp_path, config).canonical_json()
+    assert naive.canonical_json() != merged_facts(tmp_path, config).canonical_json()
 
 
 ACTOR = "import ray\n\n\ndef start(actor):\n    return actor.run.remote()\n"
@@ -270,7 +262,7 @@ def test_a_function_rating_a_class_the_facts_lack_is_left_to_the_merge(
     mod = _tree(project, {"mod": ACTOR + "\n\nfrom extpkg.outputs import Out\n"})
     try:
         config = Config(root=project)
-        before = _facts(project, config)
+        before = merged_facts(project, config)
         old = _item(mod, config)
         _refused(project, mod, "\n\ndef _added(x) -> Out:\n    return x\n")
         new = _item(mod, config)
@@ -419,8 +411,8 @@ def test_a_function_reaching_a_class_of_a_module_phase_1_deferred(tmp_path: Path
         },
     )
     config = Config(root=tmp_path)
-    assert "pkg.shapes" in _facts(tmp_path, config).modules
-    assert "pkg.extra" not in _facts(tmp_path, config).modules
+    assert "pkg.shapes" in merged_facts(tmp_path, config).modules
+    assert "pkg.extra" not in merged_facts(tmp_path, config).modules
     _refused(tmp_path, mod, "\n\ndef _added(x):\n    shapes.Shape(x)\n")
 
 

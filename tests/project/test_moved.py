@@ -9,19 +9,10 @@ from pathlib import Path
 import pytest
 
 from shmlint.basics.config import Config, find_pyproject, load_config
-from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import moved_lines, relined
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.passes import first_pass
-from shmlint.run.runner import check_project
-from tests.fixture_markers import FIXTURES
-
-TREES = sorted((FIXTURES / "project").iterdir())
-
-
-def _facts(tree: Path, config: Config) -> ProjectFacts:
-    files = [(path, str(path)) for path in sorted(tree.rglob("*.py"))]
-    return check_project(files, config, jobs=1, cache=None)[0]
+from tests.project.merged import PROJECT_TREES, merged_facts
 
 
 def _summary(path: Path, config: Config) -> ModuleSummary | None:
@@ -36,12 +27,12 @@ def _edits(text: str) -> list[str]:
     return ["# moved\n" + text, "".join([*lines[:middle], "\n", *lines[middle:]])]
 
 
-@pytest.mark.parametrize("case", TREES, ids=lambda path: path.name)
+@pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
 def test_relined_facts_are_the_merged_facts(case: Path, tmp_path: Path) -> None:
     tree = tmp_path / case.name
     shutil.copytree(case, tree)
     config = load_config(find_pyproject(tree))
-    before = _facts(tree, config)
+    before = merged_facts(tree, config)
     relined_some = False
     for path in sorted(tree.rglob("*.py")):
         old_summary = _summary(path, config)
@@ -56,7 +47,7 @@ def test_relined_facts_are_the_merged_facts(case: Path, tmp_path: Path) -> None:
             if lines is not None:
                 facts = relined(before, {str(path): lines})
                 if facts is not None:
-                    assert facts.canonical_json() == _facts(tree, config).canonical_json()
+                    assert facts.canonical_json() == merged_facts(tree, config).canonical_json()
                     relined_some = relined_some or facts is not before
             path.write_text(original, encoding="utf-8")
     if case.name in ("payloads", "quiet_wrapper", "own_reader"):
