@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable, Container, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from shmlint.analysis.engine import check_bytes, check_path
 from shmlint.basics.config import Config
@@ -35,7 +35,7 @@ from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.collector import fewer_collections, tune
 from shmlint.run.discovery import read_file
-from shmlint.run.encoding import Calls, Stat, encode_result
+from shmlint.run.encoding import Calls, Stat
 from shmlint.run.passes import (
     FirstPass,
     deferred_of,
@@ -810,9 +810,9 @@ class _Reuse:
         self.earlier, self.facts = earlier, facts
         shared = earlier.get_lookups(earlier.lookups_key(""))
         self.usable = shared is not None and shared == json.loads(json.dumps(shared_json(facts)))
-        # What stands, to store under these facts too (in packs: two files a result took
-        # ~0.5 s of a warm run after a facts change on the ray wheel).
-        self.kept: dict[str, Any] = {}
+        # What stands, indexed under these facts too: where the earlier cache has it (entry
+        # key → Cache.where), not written again.
+        self.kept: dict[str, str] = {}
 
     def result(self, display: str, data: bytes, cache: Cache, key: str) -> FileResult | None:
         """The earlier result of ``data``, if it stands (kept for ``key`` of ``cache``:
@@ -820,7 +820,8 @@ class _Reuse:
         if not self.usable:
             return None
         first_key = cache.first_pass_key(display, data)
-        log = self.earlier.get_lookups(self.earlier.lookups_key(first_key))
+        logged = self.earlier.lookups_key(first_key)
+        log = self.earlier.get_lookups(logged)
         if log is None:
             return None
         try:
@@ -828,19 +829,19 @@ class _Reuse:
                 return None
         except (KeyError, TypeError, AttributeError):
             return None
-        result = self.earlier.get(self.earlier.key(display, data))
+        earlier_key = self.earlier.key(display, data)
+        result = self.earlier.get(earlier_key)
         if result is not None:
-            self.kept[key] = encode_result(result)
-            self.kept[cache.lookups_key(first_key)] = log
-            shared = cache.lookups_key("")
-            if shared not in self.kept:  # (what every replay of these facts needs, once)
-                self.kept[shared] = shared_json(self.facts)
+            self.kept[key] = self.earlier.where(earlier_key)
+            self.kept[cache.lookups_key(first_key)] = self.earlier.where(logged)
         return result
 
     def store(self, cache: Cache) -> None:
-        """Store the results that stood, and their lookups, in ``cache`` (in packs)."""
+        """Index the results that stood, and their lookups, in ``cache``, where the earlier
+        cache holds them; store what every replay of these facts needs (once)."""
         if self.kept:
-            cache.index_packs(cache.put_pack(self.kept))
+            cache.put_lookups(cache.lookups_key(""), shared_json(self.facts))
+            cache.index_packs(self.kept)
 
 
 def _worth_a_pool(items: list[tuple[str, bytes]]) -> bool:

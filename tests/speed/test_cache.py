@@ -309,6 +309,33 @@ def test_the_pack_index_drops_the_least_recently_used(
     ]
 
 
+def test_an_index_may_refer_to_another_cache_s_entries(tmp_path: Path) -> None:
+    """A pack index may hold where another cache (other facts) keeps an entry — in a pack, or
+    in the entry's own file — as the phase-2 results a facts change keeps; references to
+    references name the first entry, and one whose entry is gone is a miss."""
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import Cache
+
+    first = Cache(tmp_path, Config()).with_facts("first")
+    first.index_packs(first.put_pack({"packed": {"n": 1}}))
+    first.put_lookups("own", {"n": 2})
+    second = Cache(tmp_path, Config()).with_facts("second")
+    assert second.get_lookups("packed") is None
+    second.index_packs({"p": first.where("packed"), "o": first.where("own")})
+    second = Cache(tmp_path, Config()).with_facts("second")
+    assert second.get_lookups("p") == {"n": 1} and second.get_lookups("o") == {"n": 2}
+    third = Cache(tmp_path, Config()).with_facts("third")
+    third.index_packs({"p3": second.where("p"), "o3": second.where("o")})
+    assert third.pack_index() == {"p3": first.where("packed"), "o3": first.where("own")}
+    third = Cache(tmp_path, Config()).with_facts("third")
+    assert third.get_lookups("p3") == {"n": 1} and third.get_lookups("o3") == {"n": 2}
+    for entry in tmp_path.rglob("*.json"):
+        if entry.stem in ("own", first.where("packed").partition(":")[0]):
+            entry.unlink()
+    third = Cache(tmp_path, Config()).with_facts("third")
+    assert third.get_lookups("p3") is None and third.get_lookups("o3") is None
+
+
 def test_a_run_in_one_process_packs_a_few_entries_each(tmp_path: Path) -> None:
     """Reading an entry reads its whole pack: a run in one process (one chunk of every file)
     stores its entries in packs of at most PACK_ENTRIES, not in one pack of thousands (an

@@ -332,13 +332,54 @@ def test_a_facts_change_rechecks_only_the_files_whose_lookups_it_changes(
     assert ("trainer.py" in analysed) == rechecked
     assert warm == _check(tree, capsys, "--no-cache")
     if not rechecked:
-        # The result that stood is stored under the new facts too (one pack with its
-        # lookups): the next facts change finds it there and again re-checks nothing.
+        # The result that stood is indexed under the new facts too (where the last facts'
+        # cache holds it, with its lookups): the next facts change finds it there and again
+        # re-checks nothing.
         _edit(tree / "pkg" / "records.py", "def unused():", "def unused_again():")
         analysed.clear()
         runs = len(full)
         assert _check(tree, capsys, *cache) == warm
         assert len(full) == runs + 1 and "trainer.py" not in analysed
+
+
+def _kept_entries(tree: Path, directory: Path) -> dict[str, str]:
+    """The entries the last facts' pack index holds as references to another's (kept)."""
+    from shmlint.basics.config import load_config
+    from shmlint.run.cache import REFERENCE, Cache
+
+    cache = Cache(directory, load_config(tree / "pyproject.toml"))
+    index = cache.with_facts(cache.get_last_facts()).pack_index()
+    return {key: where for key, where in index.items() if REFERENCE in where}
+
+
+def test_a_kept_result_is_referenced_and_its_entry_lost_is_computed_again(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Results a facts change keeps are not written again: the new facts' index refers to
+    the entries of the last (their result and lookups, through a chain of changes to the
+    first). When such an entry is gone (pruned), the file is analysed again."""
+    directory = tmp_path / "cache"
+    cache = ("--cache-dir", str(directory))
+    _check(tree, capsys, *cache)
+    records = tree / "pkg" / "records.py"
+    _edit(records, "    reward: float\n", "    reward: float\n\n\ndef unused():\n    return 1\n")
+    analysed = _phase_two_analyses(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert "trainer.py" not in analysed
+    kept = _kept_entries(tree, directory)
+    assert len(kept) >= 2  # trainer.py's result and its lookups, at least
+    _edit(records, "def unused():", "def unused_again():")
+    assert _check(tree, capsys, *cache) == warm
+    assert "trainer.py" not in analysed
+    again = _kept_entries(tree, directory)
+    assert set(kept.values()) <= set(again.values())  # the first entries, not copies
+    for where in again.values():  # (pruned)
+        pack, _, stored = where.partition(":")
+        (shard,) = directory.glob(f"v*/{(pack or stored)[:2]}")
+        (shard / f"{pack or stored}.json").unlink(missing_ok=True)
+    _edit(records, "def unused_again():", "def unused_once_more():")
+    assert _check(tree, capsys, *cache) == warm == _check(tree, capsys, "--no-cache")
+    assert "trainer.py" in analysed
 
 
 def test_a_new_question_about_a_module_no_import_reaches_runs_the_project(

@@ -1,0 +1,125 @@
+"""Project facts in the cache's binary form: ``marshal`` of plain tuples and dicts.
+
+Every warm run that re-checks against the facts, relines them or grows them loads the last
+run's whole facts first: on the ray wheel 9 MB of JSON, ~0.1 s (reading and decoding the text
+0.06 s, building the objects 0.045 s), a third of such a run. ``marshal`` reads the same
+tables as plain tuples in ~0.02 s, and a field or return fact shared by many entries (20,732
+return facts on the ray wheel, 2,888 distinct) is stored once and built once. The JSON form
+stays what ``--write-summary`` writes and what the facts' digest is of.
+
+A blob is checked before it is read: its Python version (``marshal``'s format is CPython's
+own), its key and a CRC of the data (a truncated or damaged file is a miss, never a crash).
+"""
+
+from __future__ import annotations
+
+import marshal
+import sys
+import zlib
+from typing import Any
+
+from shmlint.basics.types import SourceKind
+from shmlint.facts.evidence import Evidence
+from shmlint.facts.index import FactsIndex
+from shmlint.facts.model import FORMAT, ClassFact, FieldFact, ProjectFacts, ReadChain, ReturnFact
+
+MAGIC = b"shmlint-facts\0"
+# The layout of the tuples below (bump when it changes; the cache's code digest changes too).
+LAYOUT = 1
+_HEADER = MAGIC + bytes([LAYOUT, sys.version_info[0], sys.version_info[1]])
+_CRC_BYTES = 4
+
+
+def dumps(key: str, facts: ProjectFacts) -> bytes:
+    """``facts`` (with their digest and index) stored under ``key``, as bytes."""
+    fields: dict[FieldFact, int] = {}
+    returns: dict[ReturnFact, int] = {}
+    classes = tuple(
+        (
+            name,
+            fact.path,
+            fact.line,
+            fact.bases,
+            tuple(fields.setdefault(field, len(fields)) for field in fact.fields),
+            fact.evidence.value,
+            fact.record,
+        )
+        for name, fact in sorted(facts.classes.items())
+    )
+    named_returns = {
+        name: returns.setdefault(fact, len(returns)) for name, fact in sorted(facts.returns.items())
+    }
+    index = facts.index
+    body = (
+        FORMAT,
+        key,
+        facts.digest(),
+        None if index is None else (tuple(sorted(index.asked)), tuple(sorted(index.unresolved))),
+        dict(sorted(facts.modules.items())),
+        dict(sorted(facts.aliases.items())),
+        tuple(sorted(facts.functions)),
+        classes,
+        tuple((f.name, f.path, f.line, f.evidence.value, f.zero_copy) for f in fields),
+        {slot: tuple(sorted(kinds)) for slot, kinds in sorted(facts.slot_kinds.items())},
+        tuple(
+            (name, r.kind.value, r.path, r.line, r.via)
+            for name, r in sorted(facts.returned_reads.items())
+        ),
+        tuple((r.evidence.value, r.text, r.inferred, r.fields) for r in returns),
+        named_returns,
+        tuple(sorted(facts.remote)),
+        dict(sorted(facts.actor_methods.items())),
+        dict(sorted(facts.external_files.items())),
+    )
+    data = marshal.dumps(body)
+    return _HEADER + zlib.crc32(data).to_bytes(_CRC_BYTES, "little") + data
+
+
+def loads(blob: bytes, key: str) -> ProjectFacts | None:
+    """The facts :func:`dumps` stored under ``key`` (their digest assumed, their index
+    attached); None for a blob of another key, layout or Python, or a damaged one."""
+    start = len(_HEADER) + _CRC_BYTES
+    if not blob.startswith(_HEADER) or len(blob) < start:
+        return None
+    data = memoryview(blob)[start:]
+    if zlib.crc32(data) != int.from_bytes(blob[len(_HEADER) : start], "little"):
+        return None
+    try:
+        body = marshal.loads(data)
+        if not isinstance(body, tuple) or body[:2] != (FORMAT, key):
+            return None
+        return _facts(body)
+    except (EOFError, ValueError, TypeError, KeyError, IndexError):
+        return None
+
+
+def _facts(body: tuple[Any, ...]) -> ProjectFacts:
+    (_, _, digest, index, modules, aliases, functions, classes, fields, slot_kinds) = body[:10]
+    reads, returns, named_returns, remote, actor_methods, external_files = body[10:]
+    evidence = {e.value: e for e in Evidence}
+    field_facts = [FieldFact(n, p, line, evidence[e], z) for n, p, line, e, z in fields]
+    return_facts = [ReturnFact(evidence[e], t, i, f) for e, t, i, f in returns]
+    facts = ProjectFacts(
+        modules=modules,
+        aliases=aliases,
+        functions=set(functions),
+        classes={
+            name: ClassFact(
+                name, path, line, bases, tuple(field_facts[i] for i in own), evidence[e], record
+            )
+            for name, path, line, bases, own, e, record in classes
+        },
+        slot_kinds={slot: frozenset(kinds) for slot, kinds in slot_kinds.items()},
+        returned_reads={
+            name: ReadChain(SourceKind(kind), path, line, via)
+            for name, kind, path, line, via in reads
+        },
+        returns={name: return_facts[i] for name, i in named_returns.items()},
+        remote=set(remote),
+        actor_methods=actor_methods,
+        external_files=external_files,
+    )
+    facts.assume_digest(digest)
+    if index is not None:
+        facts.index = FactsIndex(frozenset(index[0]), frozenset(index[1]))
+    return facts
