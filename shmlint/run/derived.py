@@ -157,12 +157,12 @@ def check_derived(
             facts_key = last.facts_key
         else:
             # Stored as the last facts relined, digested by that derivation (not 9 MB of
-            # JSON encoded: ~0.15 s on the ray wheel); whole past a few relinings.
+            # JSON encoded: ~0.15 s on the ray wheel); whole past a few relinings, under the
+            # same digest (which names their content as surely).
             content = growth.content() if growth is not None else None
             facts.assume_digest(relined_digest(old.digest(), change.moved, content))
             base = (last.facts_key, old.digest())
             if not cache.put_relined(facts_key, base, change.moved, facts.digest(), growth):
-                facts = dataclasses.replace(facts)  # (its own digest: of its JSON)
                 cache.put_facts(facts_key, facts)
     digest = facts.digest()
     facts = with_external(facts, config)
