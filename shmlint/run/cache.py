@@ -511,13 +511,13 @@ class Cache:
         """Store a result; a cache that cannot be written is silently not used."""
         self._store(key, encode_result(result))
 
-    def _write(self, key: str, text: str | bytes, path: Path | None = None) -> bool:
+    def _write(self, key: str, content: str | bytes, path: Path | None = None) -> bool:
         """Write ``key``'s entry (at ``path``, else its JSON file) atomically (a temporary file
         renamed); a cache that cannot be written is silently not used (False)."""
         path = path or self._path(key)
         import tempfile  # only a run that writes needs it
 
-        data = text.encode("utf-8") if isinstance(text, str) else text
+        data = content.encode("utf-8") if isinstance(content, str) else content
         with contextlib.suppress(OSError):
             try:
                 descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
