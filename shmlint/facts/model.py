@@ -14,7 +14,6 @@ All of it is plain data, so it can be pickled to worker processes and written as
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import re
 from typing import Any, Protocol
@@ -382,12 +381,18 @@ class ProjectFacts:
         return self.reader_pattern().search(text.encode("utf-8", "surrogateescape")) is not None
 
     def digest(self) -> str:
-        """A stable digest (part of phase-2 cache keys): of :meth:`canonical_json`, or the
-        one assumed (:meth:`assume_digest`)."""
+        """A stable digest (part of phase-2 cache keys): of the tables' content
+        (shmlint/facts/binary.py), or the one assumed (:meth:`assume_digest`)."""
         if self._digest is None:
-            self.canonical_json()
-        assert self._digest is not None
+            from shmlint.facts.binary import digest_of, pack
+
+            self._digest = digest_of(pack(self))
         return self._digest
+
+    @property
+    def digested(self) -> bool:
+        """True when the digest is known (computed or assumed)."""
+        return self._digest is not None
 
     def assume_digest(self, digest: str) -> None:
         """Take ``digest`` as these facts' digest: facts derived from others (relined,
@@ -397,13 +402,9 @@ class ProjectFacts:
         self._digest = digest
 
     def canonical_json(self) -> str:
-        """The ``--write-summary`` JSON as canonical text (keys sorted); its digest is kept
-        (facts are not changed once merged), so storing facts and digesting them encode once;
-        a digest assumed stands."""
-        text = json.dumps(self.to_json(), sort_keys=True)
-        if self._digest is None:
-            self._digest = hashlib.sha256(text.encode()).hexdigest()
-        return text
+        """The ``--write-summary`` JSON as canonical text (keys sorted): equal facts, equal
+        text."""
+        return json.dumps(self.to_json(), sort_keys=True)
 
     # --- serialisation ---------------------------------------------------------------------
 

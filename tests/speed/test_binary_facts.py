@@ -107,3 +107,17 @@ def test_a_run_whose_stored_facts_are_damaged_merges_again(tmp_path: Path, damag
     assert results == expected[1]
     assert facts.canonical_json() == expected[0].canonical_json()
     assert binary.loads(stored.read_bytes(), stored.stem) is not None  # stored again
+
+
+def test_the_digest_is_of_the_content_not_its_order_or_index() -> None:
+    facts = merged_facts(PROJECT_TREES[0], Config(root=PROJECT_TREES[0]))
+    same = ProjectFacts.from_json(facts.to_json())
+    for table in ("modules", "aliases", "classes", "slot_kinds", "returns", "actor_methods"):
+        setattr(same, table, dict(reversed(list(getattr(same, table).items()))))
+    same.index = None
+    assert same.digest() == facts.digest()
+    name, fact = next(iter(facts.classes.items()))
+    moved = ProjectFacts.from_json(facts.to_json())
+    moved.classes[name] = dataclasses.replace(fact, line=fact.line + 1)
+    assert moved.digest() != facts.digest()
+    assert binary.digest_of(binary.pack(moved)) == moved.digest()
