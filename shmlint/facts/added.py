@@ -226,32 +226,39 @@ class Growth:
     returns: dict[str, ReturnFact]
     asked: frozenset[str]
     unresolved: frozenset[str]
+    # Functions an edit removed (shmlint/facts/removed.py): the facts forget them.
+    removed: tuple[str, ...] = ()
 
     def applied(self, facts: ProjectFacts, index: FactsIndex | None) -> ProjectFacts:
-        """``facts`` knowing the functions, with ``index`` grown (a copy: the digest is not
-        copied)."""
+        """``facts`` knowing the functions (and forgetting the removed ones), with ``index``
+        grown (a copy: the digest is not copied)."""
+        gone = set(self.removed)
+        returns = {**facts.returns, **self.returns}
         grown = dataclasses.replace(
             facts,
-            functions=facts.functions | set(self.names),
-            returns={**facts.returns, **self.returns},
+            functions=(facts.functions | set(self.names)) - gone,
+            returns={n: r for n, r in returns.items() if n not in gone} if gone else returns,
             _canonical={},
         )
         grown.index = index and index.grown(self.asked, self.unresolved)
         return grown
 
     def content(self) -> list[Any]:
-        """What the facts gain, as JSON (their derivation's digest: not the index)."""
+        """What the facts gain (or lose), as JSON (their derivation's digest: not the
+        index)."""
         returns = {name: encode_return(fact) for name, fact in sorted(self.returns.items())}
-        return [sorted(self.names), returns]
+        content: list[Any] = [sorted(self.names), returns]
+        return [*content, sorted(self.removed)] if self.removed else content
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able form (a derivation's cache entry)."""
-        names, returns = self.content()
+        names, returns, *_ = self.content()
         return {
             "names": names,
             "returns": returns,
             "asked": sorted(self.asked),
             "unresolved": sorted(self.unresolved),
+            "removed": sorted(self.removed),
         }
 
     @classmethod
@@ -262,6 +269,7 @@ class Growth:
             {str(name): decode_return(fact) for name, fact in data["returns"].items()},
             frozenset(map(str, data["asked"])),
             frozenset(map(str, data["unresolved"])),
+            tuple(map(str, data["removed"])),
         )
 
 

@@ -19,6 +19,7 @@ from shmlint.facts.evidence import TypeTables
 from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
+from shmlint.facts.removed import shrink
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat
 from shmlint.run.passes import FirstPass
@@ -68,13 +69,22 @@ def trace(
     )
 
 
-def moved_or_added(
-    item: FirstPass, old_key: str | None, cache: Cache
-) -> tuple[Lines, Added | None] | None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class Edit:
+    """What one changed file gives the merge anew: the lines it moved, the functions it added
+    or removed."""
+
+    lines: Lines
+    added: Added | None = None
+    removed: Added | None = None  # (read backwards: its ``module`` is the last summary)
+
+
+def moved_or_added(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
     """The lines an analysed file moved (:func:`shmlint.facts.moved.moved_lines`) when it
     gives the merge what it gave with its last bytes (``old_key``) but for line numbers — the
     same questions, the same summary but for its lines — or that and functions added
-    (:func:`shmlint.facts.added.added_functions`); else None."""
+    (:func:`shmlint.facts.added.added_functions`) or removed (the same, backwards); else
+    None."""
     if item.summary is None or item.deferred or old_key is None:
         return None
     old = cache.get_first_pass(old_key)
@@ -85,20 +95,26 @@ def moved_or_added(
     if after == before:
         lines = moved_lines(old.summary, item.summary)
         if lines is not None:
-            return lines, None
+            return Edit(lines)
     added = added_functions(old.summary, item.summary, before, after)
-    if added is None:
-        return None
-    lines = moved_lines(old.summary, added.summary)
-    return None if lines is None else (lines, added)
+    if added is not None:
+        lines = moved_lines(old.summary, added.summary)
+        return None if lines is None else Edit(lines, added=added)
+    removed = added_functions(item.summary, old.summary, after, before)
+    if removed is not None:
+        lines = moved_lines(removed.summary, item.summary)
+        return None if lines is None else Edit(lines, removed=removed)
+    return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Change:
-    """What the changed files gave the merge anew: lines moved, functions added."""
+    """What the changed files gave the merge anew: lines moved, functions added or removed
+    (not both in one run)."""
 
     moved: dict[str, Lines]
     additions: list[Added]
+    removals: list[Added] = dataclasses.field(default_factory=list)
 
 
 def check_derived(
@@ -132,17 +148,24 @@ def check_derived(
         return None
     old = None
     growth = None
-    if stored is None or change.additions:
+    if change.additions and change.removals:
+        return None
+    if stored is None or change.additions or change.removals:
         old = load()
         if old is None or old.digest() != last.facts_digest or old.external_files != last.external:
             return None  # (not the facts the record's results were checked against)
-        if change.additions:
-            # Stored or not, the facts of these keys are the last ones knowing the names only
-            # if nothing reached them: else another file's plan changes (the merge runs).
+        if change.additions or change.removals:
+            # Stored or not, the facts of these keys are the last ones knowing (forgetting)
+            # the names only if nothing reached them: else another file's plan changes (the
+            # merge runs).
             options = config.options
             tables = TypeTables.for_options(options)
             runs = _runs(files, last, config)
-            growth = grow(old, change.additions, runs, tables, options.external_types)
+            external = options.external_types
+            if change.additions:
+                growth = grow(old, change.additions, runs, tables, external)
+            else:
+                growth = shrink(old, change.removals, runs, tables, external)
             if growth is None:
                 return None
     if stored is not None:

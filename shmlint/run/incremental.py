@@ -143,6 +143,7 @@ def _check_changed(
     given = list(last.gives)
     moved: dict[str, Lines] = {}  # the changed files that only moved lines: path → lines
     additions: list[Added] = []  # the functions changed files added (facts.added)
+    removals: list[Added] = []  # ... and removed (facts.removed)
     fresh: dict[int, tuple[FirstPass, bytes]] = {}
     old_keys: dict[int, str | None] = {}  # (the phase-1 keys of their last bytes)
     for index in changed:
@@ -166,14 +167,15 @@ def _check_changed(
         old_key = keys[index]
         given[index] = gives(item, syntax)
         if given[index] != before:
-            change = moved_or_added(item, old_key, cache)
-            if change is None or item.summary is None:
+            edit = moved_or_added(item, old_key, cache)
+            if edit is None or item.summary is None:
                 return None  # what the merge reads changed
-            lines, added = change
-            if any(old_line != new_line for old_line, new_line in lines.items()):
-                moved[item.summary.path] = lines
-            if added is not None:
-                additions.append(added)
+            if any(old_line != new_line for old_line, new_line in edit.lines.items()):
+                moved[item.summary.path] = edit.lines
+            if edit.added is not None:
+                additions.append(edit.added)
+            if edit.removed is not None:
+                removals.append(edit.removed)
             # (Else no line the facts carry moved: they are the last run's.)
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
@@ -182,7 +184,7 @@ def _check_changed(
         fresh[index] = (item, data)
     if moved and last.foreign:
         return None  # a file's own answers may name a moved line (runner.cites_others)
-    if moved or additions:
+    if moved or additions or removals:
         for unwanted in started.values():  # (phase 2 against the last facts)
             unwanted.cancel()
         started.clear()
@@ -195,7 +197,7 @@ def _check_changed(
             keys,
             given,
             stats,
-            Change(moved, additions),
+            Change(moved, additions, removals),
             load,
             jobs,
             prefilter,

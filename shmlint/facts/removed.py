@@ -1,0 +1,128 @@
+"""The facts after an edit that removed functions nothing else reached: the inverse of
+:mod:`shmlint.facts.added` (shmlint/run/derived.py).
+
+Deleting a helper made the merge of the whole tree run again (1.5 s on the ray wheel). When
+adding the function to the edited tree would have been an edit the facts take by its names
+alone (``added.stands``: nothing looked the name up or meant it, its body gives no handle
+kind and passes on only its parameters), the facts of the tree with it are the facts without
+it plus its name and return fact; so the facts without it are the last ones minus those.
+That holds only if the facts without it are what ``stands`` was checked against, so removal
+asks more of the function than addition does, all of it read from the last facts:
+
+- no handle kind reached its parameters or its result (no slot of it has kinds: the merge
+  placed no other file's handle in it, which its body could pass on);
+- what its body uses reaches no module phase 1 deferred, whatever the facts hold (the merge
+  read such a module for it, maybe for it alone);
+- rating its annotation reads no class of a deferred module or of an installed package (the
+  merge rated it into the facts, maybe for it alone).
+
+The index keeps what was asked, and takes the names among the callees the merge could not place
+(a call of a removed function now lands nowhere): a superset of the index of a merge, which is
+all it must be (an addition it refuses is left to the merge). ``tests/project/test_removed.py``
+compares such facts with a merge of the edited tree on every project fixture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from shmlint.facts.added import Added, Growth, Runs, stands
+from shmlint.facts.classes import ClassResolver
+from shmlint.facts.closure import used_names
+from shmlint.facts.evidence import TypeTables
+from shmlint.facts.model import ProjectFacts
+
+
+def shrink(
+    facts: ProjectFacts,
+    removals: list[Added],
+    modules: Runs,
+    tables: TypeTables,
+    external: bool,
+) -> Growth | None:
+    """What ``facts`` lose when the functions of ``removals`` are gone (each ``Added`` read
+    backwards: its ``module`` the summary with them, its ``summary`` the one without); None
+    when the facts without them may be other than the last ones minus their names."""
+    index = facts.index
+    names = sorted(name for removal in removals for name in removal.names)
+    if index is None or not names or not set(names) <= facts.functions:
+        return None
+    if set(names) & (facts.remote | facts.returned_reads.keys()):
+        return None
+    slots = tuple(f"param:{name}." for name in names)
+    results = {f"ret:{name}" for name in names}
+    if any(slot in results or slot.startswith(slots) for slot in facts.slot_kinds):
+        return None  # (a handle reached it: its body may have passed it on)
+    gone = set(names)
+    without = dataclasses.replace(
+        facts,
+        functions=facts.functions - gone,
+        returns={name: fact for name, fact in facts.returns.items() if name not in gone},
+        _canonical={},
+    )
+    deferred = modules.deferred
+    analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
+    for removal in removals:
+        if not stands(removal, without, index, deferred, modules.shared):
+            return None
+        body = dataclasses.replace(
+            removal.summary,
+            imports=(),
+            classes=(),
+            flows=removal.flows,
+            calls=removal.calls,
+            reads=(),
+        )
+        if _reaches_deferred(used_names(body, removal.questions), deferred):
+            return None
+        if _rates_unanalysed_class(removal, without, tables, external, analysed):
+            return None
+    return Growth((), {}, frozenset(), frozenset(names), removed=tuple(names))
+
+
+def _reaches_deferred(names: Iterable[str], deferred: set[str]) -> bool:
+    """Whether a name, or a module above it, is a module phase 1 deferred."""
+    for name in names:
+        parts = name.split(".")
+        if any(".".join(parts[:cut]) in deferred for cut in range(1, len(parts) + 1)):
+            return True
+    return False
+
+
+class _Seen(dict[str, Any]):
+    """A table that notes the keys looked up in it (what a rating read)."""
+
+    def __init__(self, table: dict[str, Any]) -> None:
+        super().__init__(table)
+        self.seen: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.seen.add(key)
+        return super().__contains__(key)
+
+
+def _rates_unanalysed_class(
+    removal: Added, facts: ProjectFacts, tables: TypeTables, external: bool, analysed: set[str]
+) -> bool:
+    """Whether rating the removed functions' annotations, as the merge did, reads a class no
+    analysed module declares (one the merge may have read or rated for them alone: of a
+    deferred module, of an installed package)."""
+    classes = _Seen(facts.classes)
+    probe = dataclasses.replace(facts, classes=classes, external_files=dict(facts.external_files))
+    resolver = ClassResolver([removal.module], probe, tables, external)
+    for info in removal.functions:
+        if info.returns:
+            resolver.return_evidence(removal.module, info.returns)
+    read = [dict.get(classes, name) for name in list(classes.seen)]
+    return any(fact is not None and fact.path not in analysed for fact in read)
