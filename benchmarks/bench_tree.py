@@ -10,8 +10,10 @@ ignored ``.corpus/`` (for ``vllm==…`` the run is on its ``vllm/`` directory). 
 empty cache (cold, filling it: what CI and a first pre-commit run pay); warm with nothing
 changed; warm after a one-line edit of a file nothing else depends on (``--leaf``) and of the
 module defining the payload class (``--payload``), both a comment appended (what the module
-gives the project's facts is unchanged) and a new function (the facts are merged anew), and of
-both a comment inserted on top (every line moves: the facts are the last run's relined); plain
+gives the project's facts is unchanged) and a new function (the facts are the last run's
+knowing it), and of both a comment inserted on top (every line moves: the facts are the last
+run's relined); a function removed from the payload module (one of several appended first;
+the facts are the last run's forgetting it); plain
 flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin;
 with ``--fixes`` also ``--diff --unsafe-fixes --min-confidence medium`` (every fix libcst makes,
 written nowhere) at ``-j 1`` and ``-j``.
@@ -113,6 +115,27 @@ class Edit:
         self.path.write_bytes(self.original)
 
 
+class Removal(Edit):
+    """Functions appended to a file and recorded by a warm run (``record``), before the first
+    measured run; then one fewer before each."""
+
+    def __init__(self, path: Path, count: int, record: Callable[[], object]) -> None:
+        super().__init__(path, str)
+        self.record, self.left = record, list(range(1, count + 1))
+
+    def _with(self, numbers: list[int]) -> bytes:
+        added = "".join(f"\n\ndef _bench_removed_{n}():\n    return None\n" for n in numbers)
+        return self.original + added.encode()
+
+    def __call__(self) -> None:
+        if self.count == 0:
+            self.path.write_bytes(self._with(self.left))
+            self.record()
+        self.count += 1
+        self.left.pop(0)
+        self.path.write_bytes(self._with(self.left))
+
+
 def _compile_shmlint() -> None:
     """Byte-compile the shmlint the runs import, as an install does: with
     ``PYTHONDONTWRITEBYTECODE`` set (or a fresh checkout on ``PYTHONPATH``) every run would
@@ -171,6 +194,8 @@ def main() -> int:
     # the facts changes (its classes' and reads' lines), unlike a comment appended.
     leaf_moved = Edit(leaf, lambda n: f"# edited {n}", top=True)
     payload_moved = Edit(payload, lambda n: f"# edited {n}", top=True)
+    record = functools.partial(subprocess.run, warm, cwd=root, stdout=subprocess.DEVNULL)
+    payload_removal = Removal(payload, args.repeat, record)
     flake8 = [_tool("flake8"), "--isolated", "-j", jobs, "--exit-zero"]
     # (name, command, before each run, fill the cache first)
     runs: list[tuple[str, list[str], Callable[[], None] | None]] = [
@@ -193,6 +218,7 @@ def main() -> int:
         ("warm, payload new def", warm, payload_function),
         ("warm, leaf line moved", warm, leaf_moved),
         ("warm, payload line moved", warm, payload_moved),
+        ("warm, payload def removed", warm, payload_removal),
         (
             "ruff check --no-cache",
             [_tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "."],
@@ -236,7 +262,8 @@ def main() -> int:
             times[name] = wall
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
-        for edit in (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved):
+        made = (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved)
+        for edit in (*made, payload_removal):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(per_file_cache, ignore_errors=True)
@@ -254,6 +281,7 @@ def main() -> int:
     edits = ("leaf edited", "payload comment", "payload new def", "leaf line moved")
     for name in (*(f"warm, {edit}" for edit in edits), "warm, payload line moved"):
         print(f"{name:<25} = {times[name]:.3f} s (goal <= 0.3)")
+    print(f"{'warm, payload def removed':<25} = {times['warm, payload def removed']:.3f} s")
     return 0
 
 
