@@ -7,10 +7,10 @@ tables as plain tuples in ~0.02 s, and a field or return fact shared by many ent
 return facts on the ray wheel, 2,888 distinct) is stored once and built once. The JSON form
 stays what ``--write-summary`` writes.
 
-The facts' digest (part of phase-2 cache keys) is of the same tables, in their keys' order,
-as marshal writes them without references between objects: equal facts give equal bytes
-(~0.015 s on the ray wheel, where their JSON with sorted keys took ~0.1 s), and storing them
-encodes them once.
+The facts' digest (part of phase-2 cache keys, ``ProjectFacts.digest``) is of the same tables
+(``model.pack``), in their keys' order, as marshal writes them without references between
+objects (``model.encode_tables``): equal facts give equal bytes (~0.015 s on the ray wheel,
+where their JSON with sorted keys took ~0.1 s), and storing them encodes them once.
 
 A blob is checked before it is read: its Python version (``marshal``'s format is CPython's
 own), its key and a CRC of the data (a truncated or damaged file is a miss, never a crash).
@@ -18,7 +18,6 @@ own), its key and a CRC of the data (a truncated or damaged file is a miss, neve
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import sys
 import zlib
@@ -27,7 +26,17 @@ from typing import Any
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import Evidence
 from shmlint.facts.index import FactsIndex
-from shmlint.facts.model import FORMAT, ClassFact, FieldFact, ProjectFacts, ReadChain, ReturnFact
+from shmlint.facts.model import (
+    FORMAT,
+    ClassFact,
+    FieldFact,
+    ProjectFacts,
+    ReadChain,
+    ReturnFact,
+    encode_tables,
+    pack,
+    tables_digest,
+)
 
 MAGIC = b"shmlint-facts\0"
 # The layout of the tuples below (bump when it changes; the cache's code digest changes too).
@@ -39,69 +48,14 @@ _LENGTH_BYTES = 4
 
 def dumps(key: str, facts: ProjectFacts) -> bytes:
     """``facts`` (with their digest and index) stored under ``key``, as bytes."""
-    tables = _encoded(pack(facts))
+    tables = encode_tables(pack(facts))
     if not facts.digested:
-        facts.assume_digest(_digest(tables))
+        facts.assume_digest(tables_digest(tables))
     index = facts.index
     asked = None if index is None else (tuple(sorted(index.asked)), tuple(sorted(index.unresolved)))
     head = marshal.dumps((key, facts.digest(), asked))
     data = len(head).to_bytes(_LENGTH_BYTES, "little") + head + tables
     return _HEADER + zlib.crc32(data).to_bytes(_CRC_BYTES, "little") + data
-
-
-def pack(facts: ProjectFacts) -> tuple[Any, ...]:
-    """The tables of ``facts`` as plain tuples and dicts, in the order of their keys (equal
-    facts give equal tuples), each distinct field and return fact once."""
-    fields: dict[FieldFact, int] = {}
-    returns: dict[ReturnFact, int] = {}
-    classes = tuple(
-        (
-            name,
-            fact.path,
-            fact.line,
-            fact.bases,
-            tuple(fields.setdefault(field, len(fields)) for field in fact.fields),
-            fact.evidence.value,
-            fact.record,
-        )
-        for name, fact in sorted(facts.classes.items())
-    )
-    named_returns = {
-        name: returns.setdefault(fact, len(returns)) for name, fact in sorted(facts.returns.items())
-    }
-    return (
-        FORMAT,
-        dict(sorted(facts.modules.items())),
-        dict(sorted(facts.aliases.items())),
-        tuple(sorted(facts.functions)),
-        classes,
-        tuple((f.name, f.path, f.line, f.evidence.value, f.zero_copy) for f in fields),
-        {slot: tuple(sorted(kinds)) for slot, kinds in sorted(facts.slot_kinds.items())},
-        tuple(
-            (name, r.kind.value, r.path, r.line, r.via)
-            for name, r in sorted(facts.returned_reads.items())
-        ),
-        tuple((r.evidence.value, r.text, r.inferred, r.fields) for r in returns),
-        named_returns,
-        tuple(sorted(facts.remote)),
-        dict(sorted(facts.actor_methods.items())),
-        dict(sorted(facts.external_files.items())),
-    )
-
-
-def digest_of(tables: tuple[Any, ...]) -> str:
-    """The digest of facts packed (:func:`pack`): equal facts, equal digest."""
-    return _digest(_encoded(tables))
-
-
-def _encoded(tables: tuple[Any, ...]) -> bytes:
-    # Version 2: no references between objects and no mark of interned strings (both came
-    # in version 3), so that equal tables give equal bytes, whatever objects hold them.
-    return marshal.dumps(tables, 2)
-
-
-def _digest(encoded: bytes) -> str:
-    return hashlib.sha256(b"shmlint facts\0" + encoded).hexdigest()
 
 
 def loads(blob: bytes, key: str) -> ProjectFacts | None:

@@ -14,7 +14,9 @@ All of it is plain data, so it can be pickled to worker processes and written as
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import marshal
 import re
 from typing import Any, Protocol
 
@@ -384,9 +386,7 @@ class ProjectFacts:
         """A stable digest (part of phase-2 cache keys): of the tables' content
         (shmlint/facts/binary.py), or the one assumed (:meth:`assume_digest`)."""
         if self._digest is None:
-            from shmlint.facts.binary import digest_of, pack
-
-            self._digest = digest_of(pack(self))
+            self._digest = tables_digest(encode_tables(pack(self)))
         return self._digest
 
     @property
@@ -445,6 +445,61 @@ class ProjectFacts:
     def external_files_changed(self) -> bool:
         """True when an installed file these facts read has changed or gone since."""
         return stale(self.external_files.items())
+
+
+# --- the tables packed: the digest, and the cache's binary form (shmlint/facts/binary.py) ----
+
+
+def pack(facts: ProjectFacts) -> tuple[Any, ...]:
+    """The tables of ``facts`` as plain tuples and dicts, in the order of their keys (equal
+    facts give equal tuples), each distinct field and return fact once."""
+    fields: dict[FieldFact, int] = {}
+    returns: dict[ReturnFact, int] = {}
+    classes = tuple(
+        (
+            name,
+            fact.path,
+            fact.line,
+            fact.bases,
+            tuple(fields.setdefault(field, len(fields)) for field in fact.fields),
+            fact.evidence.value,
+            fact.record,
+        )
+        for name, fact in sorted(facts.classes.items())
+    )
+    named_returns = {
+        name: returns.setdefault(fact, len(returns)) for name, fact in sorted(facts.returns.items())
+    }
+    return (
+        FORMAT,
+        dict(sorted(facts.modules.items())),
+        dict(sorted(facts.aliases.items())),
+        tuple(sorted(facts.functions)),
+        classes,
+        tuple((f.name, f.path, f.line, f.evidence.value, f.zero_copy) for f in fields),
+        {slot: tuple(sorted(kinds)) for slot, kinds in sorted(facts.slot_kinds.items())},
+        tuple(
+            (name, r.kind.value, r.path, r.line, r.via)
+            for name, r in sorted(facts.returned_reads.items())
+        ),
+        tuple((r.evidence.value, r.text, r.inferred, r.fields) for r in returns),
+        named_returns,
+        tuple(sorted(facts.remote)),
+        dict(sorted(facts.actor_methods.items())),
+        dict(sorted(facts.external_files.items())),
+    )
+
+
+def encode_tables(tables: tuple[Any, ...]) -> bytes:
+    """The packed tables as bytes (marshal): equal tables, equal bytes."""
+    # Version 2: no references between objects and no mark of interned strings (both came
+    # in version 3), so that equal tables give equal bytes, whatever objects hold them.
+    return marshal.dumps(tables, 2)
+
+
+def tables_digest(encoded: bytes) -> str:
+    """The facts' digest, of their encoded tables."""
+    return hashlib.sha256(b"shmlint facts\0" + encoded).hexdigest()
 
 
 # --- one entry of a table, as JSON (the facts' format, and shmlint.facts.lookups') ------------
