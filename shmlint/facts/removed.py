@@ -13,8 +13,8 @@ asks more of the function than addition does, all of it read from the last facts
   placed no other file's handle in it, which its body could pass on);
 - what its body uses reaches no module phase 1 deferred, whatever the facts hold (the merge
   read such a module for it, maybe for it alone);
-- rating its annotation reads no class of a deferred module or of an installed package (the
-  merge rated it into the facts, maybe for it alone).
+- rating its annotation reads no class of a deferred module and no installed module (the
+  merge rated such a class into the facts, or noted such a file, maybe for it alone).
 
 The index keeps what was asked, and takes the names among the callees the merge could not place
 (a call of a removed function now lands nowhere): a superset of the index of a merge, which is
@@ -117,12 +117,15 @@ def _rates_unanalysed_class(
 ) -> bool:
     """Whether rating the removed functions' annotations, as the merge did, reads a class no
     analysed module declares (one the merge may have read or rated for them alone: of a
-    deferred module, of an installed package)."""
+    deferred module, of an installed package) or any installed module (a file the merge noted
+    the facts depend on: for a name that is no class there too, an alias, a constant)."""
     classes = _Seen(facts.classes)
-    probe = dataclasses.replace(facts, classes=classes, external_files=dict(facts.external_files))
+    probe = dataclasses.replace(facts, classes=classes, external_files={})
     resolver = ClassResolver([removal.module], probe, tables, external)
     for info in removal.functions:
         if info.returns:
             resolver.return_evidence(removal.module, info.returns)
+    if probe.external_files:
+        return True
     read = [dict.get(classes, name) for name in list(classes.seen)]
     return any(fact is not None and fact.path not in analysed for fact in read)

@@ -208,26 +208,30 @@ def test_a_function_whose_body_reaches_a_deferred_module_is_left_to_the_merge(
     _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
 
 
-def test_a_function_rating_an_installed_class_is_left_to_the_merge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("named", ["Out", "Alias"], ids=["a class", "an alias (no class)"])
+def test_a_function_rating_an_installed_name_is_left_to_the_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
 ) -> None:
     # Its annotation names an installed class nothing else rates: the merge rated it into the
-    # facts' classes for it alone.
+    # facts' classes for it alone; or another installed name: the merge noted the file it read
+    # (found by a review).
     from shmlint.facts import classes, external
 
     site = tmp_path / "site" / "extpkg"
     site.mkdir(parents=True)
     (site / "__init__.py").write_text("")
-    (site / "outputs.py").write_text("import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n")
+    (site / "outputs.py").write_text(
+        "import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n\n\nAlias = dict\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     caches = (external.module_file, external._summary, classes._external_class)
     for cached in caches:
         cached.cache_clear()
     project = tmp_path / "project"
-    removed = "def gone(x) -> Out:\n    return x\n"
+    removed = f"def gone(x) -> {named}:\n    return x\n"
     files = {
         "pkg/__init__.py": "",
-        "pkg/mod.py": f"import ray\nfrom extpkg.outputs import Out\n\n\n{removed}",
+        "pkg/mod.py": f"import ray\nfrom extpkg.outputs import {named}\n\n\n{removed}",
     }
     _files(project, files)
     try:
