@@ -33,7 +33,8 @@ from benchmarks.corpus import corpus  # noqa: E402
 TARGETS = [
     ("shmlint.run.discovery", "iter_python_files", "discovery"),
     ("shmlint.cli.inputs", "iter_python_files", "discovery"),
-    ("shmlint.run.runner", "_read_all", "reading"),
+    ("shmlint.run.runner", "_read_all", "reading"),  # (before shmlint.run.files)
+    ("shmlint.run.files", "_read_all", "reading"),
     ("shmlint.analysis.engine", "decode_source", "reading"),
     ("shmlint.run.passes", "decode_source", "reading"),
     ("shmlint.analysis.engine", "may_contain_source", "prefilter"),
@@ -42,7 +43,8 @@ TARGETS = [
     ("shmlint.run.passes", "parse_source", "parse"),
     ("shmlint.run.passes", "first_pass", "phase-1 analysis"),
     ("shmlint.run.runner", "first_pass", "phase-1 analysis"),
-    ("shmlint.run.runner", "_merged", "merge"),
+    ("shmlint.run.runner", "_merged", "merge"),  # (before shmlint.run.merging)
+    ("shmlint.run.runner", "project_facts", "merge"),
     ("shmlint.run.passes.FirstPass", "needs_second_pass", "phase-2 plan"),
     ("shmlint.run.runner", "check_files", "phase-2 analysis"),
     ("shmlint.run.incremental", "check_changed", "incremental (edited files)"),

@@ -268,7 +268,7 @@ def _report(
 def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], out: TextIO) -> int:
     """``--fix`` / ``--diff``: apply fixes per file, then report what remains."""
     from shmlint.cli.fixes import fix_all
-    from shmlint.run.runner import default_jobs
+    from shmlint.run.pool import default_jobs
 
     from_stdin = any(c.path is None for c in checked)
     # The diff (or the fixed stdin source) owns stdout; findings and the summary go to stderr.

@@ -105,7 +105,7 @@ def _recorded(
         return None
     from shmlint.facts.external import stored_in
     from shmlint.run.incremental import check_changed  # the analysis: only now
-    from shmlint.run.runner import default_jobs
+    from shmlint.run.pool import default_jobs
 
     jobs = args.jobs or default_jobs()
     with stored_in(cache):  # installed modules' summaries: parsed once, then read from here
@@ -128,7 +128,9 @@ def _run(
     """The full run (the analysis is imported only here: a warm run never loads it); with a
     cache, it leaves a record for the next run (``last``: the record of the last run over
     these files, if any: a project run takes what stands of it)."""
-    from shmlint.run.runner import RunTrace, check_files, check_project, default_jobs
+    from shmlint.run.files import check_files
+    from shmlint.run.pool import default_jobs
+    from shmlint.run.runner import RunTrace, check_project
 
     jobs = args.jobs or default_jobs()
     stats = [record.stat_of(path) for path, _ in names]  # before the files are read

@@ -22,9 +22,11 @@ from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
 from shmlint.facts.removed import shrink
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat
+from shmlint.run.files import check_files
+from shmlint.run.merging import facts_key_of, with_external
 from shmlint.run.passes import FirstPass
 from shmlint.run.record import Record
-from shmlint.run.runner import RunTrace, check_files, cites_others, facts_key_of, with_external
+from shmlint.run.runner import RunTrace, cites_others
 
 
 def trace(

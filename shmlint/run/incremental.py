@@ -28,9 +28,11 @@ from shmlint.facts.moved import Lines
 from shmlint.run.cache import Cache
 from shmlint.run.derived import Change, check_derived, moved_or_added, trace
 from shmlint.run.encoding import Stat
+from shmlint.run.files import check_files
+from shmlint.run.merging import with_external
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, stat_of
-from shmlint.run.runner import RunTrace, check_files, gives, summary_digest, with_external
+from shmlint.run.runner import RunTrace, gives, summary_digest
 from shmlint.run.speculate import Speculation
 
 # More changed files than this: a checkout or a rebase, where the full run is as quick.

@@ -13,107 +13,37 @@ import ast
 import dataclasses
 import functools
 import hashlib
-import json
-import os
 import re
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from shmlint.analysis.engine import check_bytes, check_path
+from shmlint.analysis.engine import check_path
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.facts import external
-from shmlint.facts.classes import ExternalClasses
-from shmlint.facts.closure import asked_classes, close, used_names
-from shmlint.facts.evidence import TypeTables
-from shmlint.facts.flow import caller_words
-from shmlint.facts.lookups import answers_same, shared_json, watched
-from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
-from shmlint.run.collector import fewer_collections, tune
+from shmlint.run.collector import fewer_collections
 from shmlint.run.discovery import read_file
 from shmlint.run.encoding import Calls, Stat
+from shmlint.run.files import check_files
+from shmlint.run.merging import (
+    Deferred,
+    LastRun,
+    encoded_words,
+    facts_key_of,
+    first_pass_key,
+    project_facts,
+    run_digest,
+)
 from shmlint.run.passes import (
     FirstPass,
     deferred_of,
     deferred_pass,
     first_pass,
-    syntax_summary,
 )
-
-# Below this many files to analyse (and this much source), starting worker processes costs
-# more than it saves. A pool starts in 15-40 ms and dense code analyses at ~1 ms per KB, so a
-# few heavy files (phase 2 of vLLM's engine and executor, 197 KB) are worth one.
-POOL_THRESHOLD = 48
-POOL_BYTES = 160_000
-_CHUNK = 16
-
-if TYPE_CHECKING:
-    import concurrent.futures
-
-T = TypeVar("T")
-
-# The project facts of a worker process: sent once per worker (initializer), not per chunk.
-_worker_facts: ProjectFacts | None = None
-# The cache a worker stores what it computes in (None: no cache): each entry is encoded and
-# written where it was computed, in parallel, not by the runner after the pool has finished.
-_worker_store: Cache | None = None
-
-
-def default_jobs() -> int:
-    """The CPU count this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def _set_worker(facts: ProjectFacts | None, store: Cache | None) -> None:
-    global _worker_facts, _worker_store
-    tune()  # (a forked worker inherits its parent's thresholds; a spawned one does not)
-    _worker_facts = facts
-    _worker_store = store
-    external.keep_in(store)
-
-
-def _check_chunk(
-    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
-) -> list[FileResult]:
-    facts, store = _worker_facts, _worker_store
-    results = []
-    for display, data in chunk:
-        result = check_bytes(data, display, config, prefilter=prefilter, facts=facts)
-        if store is not None:
-            store.put(store.key(display, data), result)
-        results.append(result)
-    return results
-
-
-def _check_chunk_watched(
-    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool
-) -> list[FileResult]:
-    """Phase 2 with a cache, each file's lookups in the facts stored with its result
-    (shmlint/facts/lookups.py)."""
-    facts, store = _worker_facts, _worker_store
-    assert facts is not None and store is not None
-    checked: list[FileResult] = []
-    for display, data in chunk:
-        with watched(facts) as log:
-            result = check_bytes(data, display, config, prefilter=prefilter, facts=facts)
-        store.put(store.key(display, data), result)
-        # (An analysis that walked a whole table leaves an empty log: never another's.)
-        where = store.lookups_key(store.first_pass_key(display, data))
-        store.put_lookups(where, log.to_json() if log.complete else {})
-        checked.append(result)
-    return checked
-
-
-def first_pass_key(cache: Cache, display: str, data: bytes, lazy: bool) -> str:
-    """The key of a file's phase-1 entry in a project run (an eager run's differ)."""
-    return cache.first_pass_key(display, data) + ("" if lazy else "e")
+from shmlint.run.pool import POOL_THRESHOLD, Workers
 
 
 def _first_chunk(
@@ -141,29 +71,6 @@ def _first_chunk(
     stored = [(key, item) for key, item in zip(keys, computed) if key]
     packs = cache.put_first_pass_pack(stored) if stored else {}
     return [(item, packs.get(key, "")) for key, item in zip(keys, computed)]
-
-
-def _summary_chunk(
-    chunk: list[tuple[str, bytes]], config: Config, prefilter: bool, *, cache: Cache | None = None
-) -> list[tuple[ModuleSummary | None, str]]:
-    """Deferred modules' syntactic summaries, and the pack each is stored in (``""``: none):
-    with ``cache``, the chunk's are stored here, in the worker, in packs (as
-    :func:`_first_chunk` stores phase-1 entries), each under its (lazy) phase-1 key."""
-    summaries = [syntax_summary(data, display, config) for display, data in chunk]
-    if cache is None or not summaries:
-        return [(summary, "") for summary in summaries]
-    keys = [syntax_key(first_pass_key(cache, d, data, True)) for d, data in chunk]
-    packs = cache.put_syntax_pack(list(zip(keys, summaries, strict=True)))
-    return [(summary, packs[key]) for key, summary in zip(keys, summaries)]
-
-
-def syntax_key(first_key: str) -> str:
-    """The key of a deferred module's summary, from its phase-1 key."""
-    return "y" + first_key
-
-
-def _read_all(files: Sequence[tuple[Path, str]]) -> list[bytes | None]:
-    return [read_file(path) for path, _ in files]
 
 
 class _Moved(Exception):
@@ -215,7 +122,7 @@ class RunTrace:
     # Per analysed file phase 2 left alone: the readers' names it spells and the dotted names
     # that would make it call one (ProjectFacts.call_evidence), as text; None for the others.
     calls: list[Calls | None] = dataclasses.field(default_factory=list)
-    # Per file: a deferred module spelling one of those readers' names (_Deferred.callers).
+    # Per file: a deferred module spelling one of those readers' names (Deferred.callers).
     callers: list[bool] = dataclasses.field(default_factory=list)
     # The names of the functions that may return a read, as the merge looked for them
     # (facts.flow.caller_words), and per file: a deferred module spelling one (merged).
@@ -224,37 +131,6 @@ class RunTrace:
     # An answer phase 1 got from a file's own facts named another file of the run
     # (:func:`cites_others`).
     foreign: bool = True
-
-
-class LastRun(Protocol):
-    """What a run takes from the last one over the same files (``record.Record``), for the
-    files whose phase-1 key is unchanged."""
-
-    @property
-    def reader_words(self) -> list[str]:
-        """The readers' names the last run looked for (:attr:`RunTrace.reader_words`)."""
-
-    def gave(self, index: int, key: str | None) -> str | None:
-        """What analysed file ``index`` gave the merge (:func:`gives`), or None."""
-
-    def spelled(self, index: int, key: str | None) -> frozenset[bytes] | None:
-        """The readers' names file ``index`` spelled (its call evidence), or None."""
-
-    def deferred(self, index: int, key: str | None) -> str | None:
-        """The module name of file ``index``, a deferred module under the same key, or None."""
-
-    def stood(self, index: int, stat: Stat | None) -> str | None:
-        """File ``index``'s phase-1 key when its ``stat`` is the recorded one, else None."""
-
-    def called(self, index: int, key: str | None) -> bool | None:
-        """Whether deferred file ``index`` spelled a reader's name, or None (not known)."""
-
-    @property
-    def caller_words(self) -> list[str]:
-        """The names the last run's merge looked for (:attr:`RunTrace.caller_words`)."""
-
-    def spelled_caller(self, index: int, key: str | None) -> bool | None:
-        """Whether deferred file ``index`` spelled one of them, or None (not known)."""
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -395,18 +271,18 @@ def _check_project(
     items = [(files[i][1], contents[i] or b"") for i in todo]
     work = functools.partial(_first_chunk, lazy=lazy, cache=cache)
     packs: dict[str, str] = {}  # phase-1 entry key → the pack it is stored in
-    with _Workers(jobs, cache) as workers:  # phase 1 and the merge's parsing share a pool
+    with Workers(jobs, cache) as workers:  # phase 1 and the merge's parsing share a pool
         for index, (computed, pack) in zip(todo, workers.map(work, items, config, prefilter)):
             firsts[index] = computed
             stored = keys[index]
             if pack and stored is not None:
                 packs[stored] = pack
-        modules = _Deferred(files, contents, firsts, keys, config, cache, workers, last)
+        modules = Deferred(files, contents, firsts, keys, config, cache, workers, last)
         with external.stored_in(cache):
-            facts, served = _merged(firsts, keys, config, cache, modules)
+            facts, served = project_facts(firsts, keys, config, cache, modules)
         # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts
         # do): a warm run reads the decision instead of asking every file again.
-        plan_key = "g" + _run_digest(keys) if cache is not None else None
+        plan_key = "g" + run_digest(keys) if cache is not None else None
         # (Facts merged anew, though the run's keys are the same: an installed package changed.)
         plan = cache.get_plan(plan_key) if served and cache and plan_key else None
         if plan is None:
@@ -483,7 +359,7 @@ def _plan(
     firsts: list[FirstPass | None],
     contents: _Contents,
     facts: ProjectFacts,
-    modules: _Deferred,
+    modules: Deferred,
     *,
     digest: bool = True,
     known: Callable[[int], frozenset[bytes] | None] | None = None,
@@ -522,419 +398,6 @@ def _spelled(
     """The readers' names each file spelled in the last run, by index, when the readers'
     names are the ones it looked for (scanning ~2,000 files for them was most of the plan
     after a change of the facts); None when nothing is known."""
-    if last is None or _encoded(last.reader_words) != facts.reader_words():
+    if last is None or encoded_words(last.reader_words) != facts.reader_words():
         return None
     return lambda index: last.spelled(index, keys[index])
-
-
-def _encoded(words: list[str]) -> frozenset[bytes] | None:
-    """Recorded names as the bytes a run looks for (None: a garbled record)."""
-    try:
-        return frozenset(word.encode() for word in words)
-    except UnicodeEncodeError:  # not what a run writes
-        return None
-
-
-def facts_key_of(keys: list[str | None]) -> str:
-    """The cache key of the facts of a run with these phase-1 keys (they depend on nothing
-    else: the configuration and the code are in every key)."""
-    return "f" + _run_digest(keys)
-
-
-def _run_digest(keys: list[str | None]) -> str:
-    """A digest of every phase-1 key of a run (files, their bytes, the configuration)."""
-    digest = hashlib.sha256(b"run")
-    for key in keys:
-        digest.update((key or "-").encode())
-    return digest.hexdigest()
-
-
-class _Deferred:
-    """The modules phase 1 did not parse, loaded (and cached) on demand."""
-
-    def __init__(
-        self,
-        files: Sequence[tuple[Path, str]],
-        contents: _Contents,
-        firsts: list[FirstPass | None],
-        keys: list[str | None],
-        config: Config,
-        cache: Cache | None,
-        workers: _Workers | None = None,
-        last: LastRun | None = None,
-    ) -> None:
-        """``last``: the record, which says which deferred files of unchanged bytes spelled
-        a reader's name (for the same readers' names: their bytes need not be read)."""
-        self.files, self.contents, self.keys = files, contents, keys
-        self.config, self.cache = config, cache
-        self.workers = workers or _Workers(1, cache)
-        self.index: dict[str, list[int]] = {}
-        for i, item in enumerate(firsts):
-            if item is not None and item.deferred:
-                self.index.setdefault(item.deferred, []).append(i)
-        self.loaded: dict[int, ModuleSummary | None] = {}
-        self.order: dict[int, int] = {}  # id(summary) → file index: merge in file order
-        # The cache keys of the summaries read from it, and of those computed: by the workers
-        # (→ the pack each is in), in this process (stored by :meth:`store`).
-        self.used: list[str] = []
-        self.packs: dict[str, str] = {}
-        self.pending: list[tuple[str, ModuleSummary | None]] = []
-        self.last = last
-        self.spellers: list[int] = []  # (spelling: the files the merge took as callers)
-        self.caller_words: frozenset[bytes] = frozenset()
-        self._callers: tuple[ProjectFacts, list[int]] | None = None
-
-    def load_index(self, index: int) -> ModuleSummary | None:
-        if index in self.loaded:
-            return self.loaded[index]
-        summary = self._cached(index)
-        if summary is False or isinstance(summary, bool):
-            data = self.contents[index] or b""
-            summary = syntax_summary(data, self.files[index][1], self.config)
-            self._keep(index, summary)
-        self._loaded(index, summary)
-        return summary
-
-    def _loaded(self, index: int, summary: ModuleSummary | None) -> None:
-        self.loaded[index] = summary
-        if summary is not None:
-            self.order[id(summary)] = index
-
-    def _cached(self, index: int) -> ModuleSummary | None | bool:
-        key = self.keys[index]
-        if self.cache is None or key is None:
-            return False
-        found = self.cache.get_syntax_summary(syntax_key(key))
-        if found is not False:
-            self.used.append(syntax_key(key))
-        return found
-
-    def _keep(self, index: int, summary: ModuleSummary | None) -> None:
-        key = self.keys[index]
-        if self.cache is not None and key is not None:
-            self.pending.append((syntax_key(key), summary))
-
-    def store(self) -> dict[str, str]:
-        """Store the summaries computed in this process (in packs); the packs of every
-        summary this run computed (entry key → pack), for the cache's index."""
-        if self.cache is not None and self.pending:
-            self.packs.update(self.cache.put_syntax_pack(self.pending))
-            self.pending = []
-        return self.packs
-
-    def prefetch(self, indices: Iterable[int]) -> None:
-        """Load these files' summaries now, the ones not cached parsed in the worker pool
-        (the merge would load each of them, one after another, in this process)."""
-        todo: list[int] = []
-        for index in sorted(set(indices)):
-            if index in self.loaded:
-                continue
-            cached = self._cached(index)
-            if cached is False or isinstance(cached, bool):
-                todo.append(index)
-            else:
-                self._loaded(index, cached)
-        items = [(self.files[i][1], self.contents[i] or b"") for i in todo]
-        work = functools.partial(_summary_chunk, cache=self.cache)  # (stores them)
-        computed = self.workers.map(work, items, self.config, True)
-        for index, (summary, pack) in zip(todo, computed, strict=True):
-            self._loaded(index, summary)
-            key = self.keys[index]
-            if pack and key is not None:
-                self.packs[syntax_key(key)] = pack
-
-    def load_all(self, indices: list[int]) -> list[ModuleSummary | None]:
-        """These files' summaries, in order (those not loaded yet parsed in the pool)."""
-        self.prefetch(indices)
-        return [self.load_index(index) for index in indices]
-
-    def prefetch_modules(self, modules: set[str]) -> None:
-        """Prefetch these modules' files (``close`` asks for each wave of modules it needs)."""
-        self.prefetch(index for module in modules for index in self.index.get(module, ()))
-
-    def load_module(self, module: str) -> list[ModuleSummary]:
-        loaded = (self.load_index(index) for index in self.index[module])
-        return [summary for summary in loaded if summary is not None]
-
-    def loaders(self) -> dict[str, Callable[[], list[ModuleSummary]]]:
-        return {module: functools.partial(self.load_module, module) for module in self.index}
-
-    def spelling(self, words: frozenset[bytes]) -> list[int]:
-        """Deferred files that spell one of ``words`` (the names of the functions that may
-        return a read: the merge resolves these files' imports). Both kept for the trace."""
-        last = self.last
-        known = None if last is None else (last.caller_words, last.spelled_caller)
-        self.caller_words = words
-        self.spellers = self._spelling(words, known)
-        return self.spellers
-
-    def callers(self, facts: ProjectFacts) -> list[int]:
-        """Deferred files that spell the name of a module-level function returning a read
-        (found once per facts: the plan and the trace ask)."""
-        if self._callers is None or self._callers[0] is not facts:
-            last = self.last
-            known = None if last is None else (last.reader_words, last.called)
-            self._callers = (facts, self._spelling(facts.reader_words(), known))
-        return self._callers[1]
-
-    def _spelling(
-        self,
-        words: frozenset[bytes],
-        known: tuple[list[str], Callable[[int, str | None], bool | None]] | None,
-    ) -> list[int]:
-        """Deferred files that spell one of ``words``; ``known``: the names the last run
-        looked for, and whether it found a file spelling one (None: not known), which holds
-        of the files it knows unchanged when the names are the same."""
-        spelled_then = known[1] if known is not None and _encoded(known[0]) == words else None
-        found: list[int] = []
-        for index in sorted(i for indices in self.index.values() for i in indices):
-            spelled = spelled_then(index, self.keys[index]) if spelled_then else None
-            if spelled is None:
-                spelled = any(word in (self.contents[index] or b"") for word in words)
-            if spelled:
-                found.append(index)
-        return found
-
-
-def _merged(
-    firsts: list[FirstPass | None],
-    keys: list[str | None],
-    config: Config,
-    cache: Cache | None,
-    modules: _Deferred,
-) -> tuple[ProjectFacts, bool]:
-    """Merge the summaries of the analysed modules and of the deferred modules they reach;
-    cached under the digest of every phase-1 key of the run. True: served from the cache."""
-    facts_key = None
-    if cache is not None:
-        facts_key = facts_key_of(keys)
-        cached = cache.get_facts(facts_key)
-        if cached is not None and not cached.external_files_changed():
-            return with_external(cached, config), True
-    analysed = [f.summary for f in firsts if f is not None and f.summary is not None]
-    for index, item in enumerate(firsts):
-        if item is not None and item.summary is not None:
-            modules.order[id(item.summary)] = index
-    names: set[str] = set()
-    for item in firsts:
-        if item is not None and item.summary is not None:
-            names |= used_names(item.summary, (q for q, _ in item.questions))
-    loaders = modules.loaders()
-    reached = close(names, loaders, modules.prefetch_modules)
-
-    def in_file_order(summaries: list[ModuleSummary]) -> list[ModuleSummary]:
-        unique = {id(s): s for s in summaries}
-        return sorted(unique.values(), key=lambda s: modules.order[id(s)])
-
-    options = config.options
-    tables = TypeTables.for_options(options)
-    external = options.external_types
-    merged = in_file_order([*analysed, *reached])
-    # The deferred modules that may call a function returning a read (they spell its name):
-    # their imports decide whether they do, so the facts resolve them too. The names are a
-    # superset of the readers' names, found without merging (facts.flow.caller_words): one
-    # merge, where the readers' names of a first merge would pick the modules of a second.
-    callers = modules.load_all(modules.spelling(caller_words(merged)))
-    summaries = [summary for summary in callers if summary is not None]
-    if summaries:
-        more = {target for summary in summaries for _, target in summary.imports}
-        extra = close(more, loaders, modules.prefetch_modules)
-        merged = in_file_order([*merged, *extra, *summaries])
-    # The classes phase 1 asked about (an installed package's are rated now, into the
-    # digest), and the functions (the facts' index): every question of phase 1.
-    questions = [q for item in firsts if item is not None for q, _ in item.questions]
-    facts = merge(merged, tables, external, asked_classes(questions), questions)
-    if cache is not None and facts_key is not None:
-        cache.put_facts(facts_key, facts)
-    return facts, False
-
-
-def with_external(facts: ProjectFacts, config: Config) -> ProjectFacts:
-    """Facts loaded from JSON, with the on-demand lookup of installed packages' classes."""
-    if config.options.external_types:
-        facts.external = ExternalClasses(TypeTables.for_options(config.options))
-    return facts
-
-
-@fewer_collections()
-def check_files(
-    files: Sequence[tuple[Path, str]],
-    config: Config,
-    *,
-    jobs: int,
-    cache: Cache | None,
-    prefilter: bool = True,
-    facts: ProjectFacts | None = None,
-    earlier: Cache | None = None,
-) -> list[FileResult]:
-    """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order.
-    ``earlier``: the cache of phase 2 against other facts (the last run's), whose result for
-    the same bytes stands when the facts answer its logged lookups the same."""
-    results: list[FileResult | None] = [None] * len(files)
-    todo: list[tuple[int, str, bytes]] = []  # (index, display, data)
-    reuse = _Reuse(earlier, facts) if earlier is not None and facts is not None else None
-    for index, ((path, display), data) in enumerate(zip(files, _read_all(files))):
-        if data is None:
-            results[index] = check_path(path, display, config, prefilter=prefilter)  # SHM001
-            continue
-        key = cache.key(display, data) if cache is not None else None
-        cached = cache.get(key) if (cache is not None and key is not None) else None
-        if cached is None and reuse is not None and cache is not None and key is not None:
-            cached = reuse.result(display, data, cache, key)
-        if cached is not None:
-            results[index] = cached
-        else:
-            todo.append((index, display, data))
-    if reuse is not None and cache is not None:
-        reuse.store(cache)
-    items = [(display, data) for _, display, data in todo]
-    # The workers store what they compute (_worker_store): results, and in phase 2 with a
-    # cache each file's lookups in the facts, so that a warm run re-checking it after an edit
-    # need not load the whole facts (incremental.py).
-    work = _check_chunk_watched if facts is not None and cache is not None else _check_chunk
-    computed = _fan_out(work, items, config, jobs, prefilter, facts, cache)
-    if work is _check_chunk_watched and computed:
-        assert cache is not None and facts is not None
-        cache.put_lookups(cache.lookups_key(""), shared_json(facts))
-    for (index, _, _), result in zip(todo, computed):
-        results[index] = result
-    return [result for result in results if result is not None]
-
-
-class _Reuse:
-    """Phase-2 results of an earlier run against other facts, for files whose logged lookups
-    these facts answer the same (shmlint/facts/lookups.py): a change of the facts re-checks
-    only the files it can change."""
-
-    def __init__(self, earlier: Cache, facts: ProjectFacts) -> None:
-        self.earlier, self.facts = earlier, facts
-        shared = earlier.get_lookups(earlier.lookups_key(""))
-        self.usable = shared is not None and shared == json.loads(json.dumps(shared_json(facts)))
-        # What stands, indexed under these facts too: where the earlier cache has it (entry
-        # key → Cache.where), not written again.
-        self.kept: dict[str, str] = {}
-
-    def result(self, display: str, data: bytes, cache: Cache, key: str) -> FileResult | None:
-        """The earlier result of ``data``, if it stands (kept for ``key`` of ``cache``:
-        :meth:`store`)."""
-        if not self.usable:
-            return None
-        first_key = cache.first_pass_key(display, data)
-        logged = self.earlier.lookups_key(first_key)
-        log = self.earlier.get_lookups(logged)
-        if log is None:
-            return None
-        try:
-            if not answers_same(log, self.facts):
-                return None
-        except (KeyError, TypeError, AttributeError):
-            return None
-        earlier_key = self.earlier.key(display, data)
-        result = self.earlier.get(earlier_key)
-        if result is not None:
-            self.kept[key] = self.earlier.where(earlier_key)
-            self.kept[cache.lookups_key(first_key)] = self.earlier.where(logged)
-        return result
-
-    def store(self, cache: Cache) -> None:
-        """Index the results that stood, and their lookups, in ``cache``, where the earlier
-        cache holds them; store what every replay of these facts needs (once)."""
-        if self.kept:
-            cache.put_lookups(cache.lookups_key(""), shared_json(self.facts))
-            cache.index_packs(self.kept)
-
-
-def _worth_a_pool(items: list[tuple[str, bytes]]) -> bool:
-    return len(items) >= POOL_THRESHOLD or (
-        len(items) > 1 and sum(len(data) for _, data in items) >= POOL_BYTES
-    )
-
-
-def _chunks(items: list[tuple[str, bytes]], jobs: int) -> list[list[tuple[str, bytes]]]:
-    """Chunks of at most ``_CHUNK`` items, at least four per worker when there are enough
-    (a few heavy files spread over the workers)."""
-    size = max(1, min(_CHUNK, len(items) // (4 * jobs)))
-    return [items[i : i + size] for i in range(0, len(items), size)]
-
-
-def _fan_out(
-    work: Callable[[list[tuple[str, bytes]], Config, bool], list[T]],
-    items: list[tuple[str, bytes]],
-    config: Config,
-    jobs: int,
-    prefilter: bool,
-    facts: ProjectFacts | None,
-    store: Cache | None,
-) -> list[T]:
-    """``work`` on ``items`` in chunks, in this process or a pool (each worker is given
-    ``facts`` once); ``store``: where installed modules' summaries are kept
-    (shmlint/facts/external.py)."""
-    if jobs <= 1 or not _worth_a_pool(items):
-        return _in_process(work, items, config, prefilter, facts, store)
-    import concurrent.futures  # only when a pool is used: keeps one-file runs quick to start
-
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=jobs, initializer=_set_worker, initargs=(facts, store)
-    ) as pool:
-        futures = [pool.submit(work, chunk, config, prefilter) for chunk in _chunks(items, jobs)]
-        return [result for future in futures for result in future.result()]
-
-
-def _in_process(
-    work: Callable[[list[tuple[str, bytes]], Config, bool], list[T]],
-    items: list[tuple[str, bytes]],
-    config: Config,
-    prefilter: bool,
-    facts: ProjectFacts | None,
-    store: Cache | None,
-) -> list[T]:
-    global _worker_facts, _worker_store
-    _worker_facts, _worker_store = facts, store
-    try:
-        with external.stored_in(store):
-            return work(items, config, prefilter)
-    finally:
-        _worker_facts = _worker_store = None
-
-
-class _Workers:
-    """The worker pool of the passes before the merge's facts exist (phase 1, the deferred
-    modules' summaries): started when a batch is first worth it, then kept for the smaller
-    batches that follow (the waves of the closure), so one pool start serves them all."""
-
-    def __init__(self, jobs: int, store: Cache | None) -> None:
-        self.jobs, self.store = jobs, store
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
-        self._closed = False
-
-    def __enter__(self) -> _Workers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._closed = True
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-    def map(
-        self,
-        work: Callable[[list[tuple[str, bytes]], Config, bool], list[T]],
-        items: list[tuple[str, bytes]],
-        config: Config,
-        prefilter: bool,
-    ) -> list[T]:
-        """``work`` on ``items``, results in order (as :func:`_fan_out` without facts)."""
-        if self._closed:  # (a pool of its own, if any)
-            return _fan_out(work, items, config, self.jobs, prefilter, None, self.store)
-        started = self._pool is not None and len(items) > 1
-        if self.jobs <= 1 or not (started or _worth_a_pool(items)):
-            return _in_process(work, items, config, prefilter, None, self.store)
-        if self._pool is None:
-            import concurrent.futures
-
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=self.jobs, initializer=_set_worker, initargs=(None, self.store)
-            )
-        chunks = _chunks(items, self.jobs)
-        futures = [self._pool.submit(work, chunk, config, prefilter) for chunk in chunks]
-        return [result for future in futures for result in future.result()]

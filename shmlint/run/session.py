@@ -36,8 +36,8 @@ from shmlint.facts.model import FieldFact, ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.discovery import read_file
+from shmlint.run.merging import syntax_key, with_external
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
-from shmlint.run.runner import syntax_key, with_external
 
 # A deferred module's summary that was never asked for (None means "it has none").
 _UNLOADED = object()

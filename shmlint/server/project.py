@@ -23,8 +23,8 @@ from shmlint.basics.types import FileResult
 from shmlint.run.cache import Cache, default_directory
 from shmlint.run.discovery import iter_python_files
 from shmlint.run.passes import first_pass
+from shmlint.run.pool import default_jobs
 from shmlint.run.prune import maybe_prune
-from shmlint.run.runner import default_jobs
 from shmlint.run.session import ProjectSession
 from shmlint.server.settings import load_settings
 from shmlint.server.text import to_bytes

@@ -18,7 +18,7 @@ from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import caller_words
 from shmlint.facts.merge import merge
 from shmlint.facts.summary import ModuleSummary
-from shmlint.run import runner
+from shmlint.run import merging, runner
 from tests.fixture_markers import FIXTURES
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
@@ -35,7 +35,7 @@ def _captured(
         return caller_words(summaries)
 
     with monkeypatch.context() as patch:
-        patch.setattr(runner, "caller_words", spy)
+        patch.setattr(merging, "caller_words", spy)
         _, results = runner.check_project(files, config, jobs=1, cache=None)
     return seen, list(results)
 

@@ -29,8 +29,9 @@ from shmlint.analysis.engine import check_path
 from shmlint.basics.config import Config
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence
+from shmlint.run.files import check_files
 from shmlint.run.passes import first_pass
-from shmlint.run.runner import check_files, check_project
+from shmlint.run.runner import check_project
 
 _NAMES = ("alpha", "beta", "gamma", "delta")
 _ATTRS = ("ref", "graph", "held")

@@ -12,8 +12,9 @@ from shmlint.analysis.engine import check_path
 from shmlint.basics.config import Config, find_pyproject, load_config
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, FileResult
+from shmlint.run.files import check_files
 from shmlint.run.passes import first_pass
-from shmlint.run.runner import check_files, check_project
+from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))

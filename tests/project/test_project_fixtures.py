@@ -9,7 +9,8 @@ import pytest
 
 from shmlint.basics.config import find_pyproject, load_config
 from shmlint.run.discovery import iter_python_files
-from shmlint.run.runner import check_files, check_project
+from shmlint.run.files import check_files
+from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES, expects_nothing, markers
 
 CASES = sorted(p for p in (FIXTURES / "project").iterdir() if p.is_dir())

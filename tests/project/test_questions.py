@@ -12,8 +12,9 @@ from shmlint.basics.names import Scope
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.view import ProjectView
 from shmlint.run.discovery import iter_python_files
+from shmlint.run.files import check_files
 from shmlint.run.passes import first_pass
-from shmlint.run.runner import check_files, check_project
+from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
 
 CASE = FIXTURES / "project" / "sink_types"

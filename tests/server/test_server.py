@@ -15,7 +15,8 @@ from lsprotocol import types
 from shmlint.basics.config import find_pyproject, load_config
 from shmlint.cli import main
 from shmlint.run.discovery import iter_python_files
-from shmlint.run.runner import check_project, default_jobs
+from shmlint.run.pool import default_jobs
+from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
 from tests.server.lsp import NEOVIM, TIMEOUT, apply_edits, edits_of, lsp_session
 

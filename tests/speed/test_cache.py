@@ -191,14 +191,11 @@ def test_entries_are_stored_by_the_workers(tmp_path: Path, runner_writes: list[s
     run each result. (A phase 2 too small for a pool runs, and stores, in the runner.)"""
     from shmlint.basics.config import Config
     from shmlint.run.cache import Cache
+    from shmlint.run.files import check_files
+    from shmlint.run.merging import first_pass_key, syntax_key
     from shmlint.run.passes import first_pass
-    from shmlint.run.runner import (
-        POOL_THRESHOLD,
-        check_files,
-        check_project,
-        first_pass_key,
-        syntax_key,
-    )
+    from shmlint.run.pool import POOL_THRESHOLD
+    from shmlint.run.runner import check_project
 
     files = _copies(tmp_path, POOL_THRESHOLD + 4)  # enough for a pool
     config = Config()
@@ -241,7 +238,8 @@ def test_a_lost_or_corrupt_pack_is_recomputed(tmp_path: Path) -> None:
     results as a run without a cache."""
     from shmlint.basics.config import Config
     from shmlint.run.cache import Cache
-    from shmlint.run.runner import POOL_THRESHOLD, check_project
+    from shmlint.run.pool import POOL_THRESHOLD
+    from shmlint.run.runner import check_project
 
     files = _copies(tmp_path, POOL_THRESHOLD + 4)
     config = Config()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shmlint.basics.config import Config
-from shmlint.run import runner
+from shmlint.run import files, pool, runner
 from shmlint.run.collector import THRESHOLDS, fewer_collections
 from tests.fixture_markers import fixture_files
 
@@ -29,13 +29,13 @@ def _files() -> list[tuple[Path, str]]:
 def _seen_while_reading(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int]]:
     """The thresholds each time a run reads its files, from now on."""
     seen: list[tuple[int, int, int]] = []
-    read_all = runner._read_all
+    read_all = files._read_all
 
     def spy(files: list[tuple[Path, str]]) -> list[bytes | None]:
         seen.append(gc.get_threshold())
         return read_all(files)
 
-    monkeypatch.setattr(runner, "_read_all", spy)
+    monkeypatch.setattr(files, "_read_all", spy)
     return seen
 
 
@@ -52,7 +52,7 @@ def test_a_per_file_run_raises_them_and_restores_the_callers(
     default_thresholds: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen = _seen_while_reading(monkeypatch)
-    runner.check_files(_files(), Config(), jobs=1, cache=None)
+    files.check_files(_files(), Config(), jobs=1, cache=None)
     assert seen == [THRESHOLDS]
     assert gc.get_threshold() == default_thresholds
 
@@ -76,5 +76,5 @@ def test_a_callers_higher_thresholds_are_left_alone() -> None:
 
 
 def test_a_worker_of_the_pool_runs_with_them(default_thresholds: tuple[int, int, int]) -> None:
-    runner._set_worker(None, None)  # the pool's initializer (a spawned worker inherits nothing)
+    pool._set_worker(None, None)  # the pool's initializer (a spawned worker inherits nothing)
     assert gc.get_threshold() == THRESHOLDS

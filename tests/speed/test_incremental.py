@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import shmlint.run.files
 import shmlint.run.runner
 from shmlint.cli import main
 
@@ -296,14 +297,14 @@ def test_an_edited_file_phase_2_left_alone_is_decided_by_what_it_spells(
 def _phase_two_analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files phase 2 analyses from now on (one job, so in this process)."""
     analysed: list[str] = []
-    original = shmlint.run.runner.check_bytes
+    original = shmlint.run.files.check_bytes
 
     def counted(data: bytes, path: str, *args: object, **kwargs: object) -> object:
         if kwargs.get("facts") is not None:
             analysed.append(Path(path).name)
         return original(data, path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(shmlint.run.runner, "check_bytes", counted)
+    monkeypatch.setattr(shmlint.run.files, "check_bytes", counted)
     return analysed
 
 

@@ -15,7 +15,7 @@ from shmlint.basics.types import Confidence, FileResult
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
-from shmlint.run import runner
+from shmlint.run import merging, runner
 from shmlint.run.cache import Cache
 from shmlint.run.discovery import iter_python_files
 
@@ -68,7 +68,7 @@ def test_prefetching_parses_what_the_closure_would(
     assert finding.line == 65 and "holds arrays (`thing`)" in finding.message
 
     with monkeypatch.context() as patch:
-        patch.setattr(runner._Deferred, "prefetch", lambda self, indices: None)
+        patch.setattr(merging.Deferred, "prefetch", lambda self, indices: None)
         expected_facts, expected, parsed_one_by_one = _run(root, tmp_path / "one-by-one", jobs)
     assert parsed == parsed_one_by_one
     assert facts.canonical_json() == expected_facts.canonical_json()
@@ -106,7 +106,7 @@ def test_one_merge_takes_the_modules_that_may_call_a_reader(
     config = Config(root=root, options=Options(min_confidence=Confidence.MEDIUM))
     files = list(iter_python_files([str(root)], config))
     with monkeypatch.context() as patch:
-        patch.setattr(runner, "merge", counted)
+        patch.setattr(merging, "merge", counted)
         facts, results = runner.check_project(files, config, jobs=1, cache=None)
     assert merges == [4 if unreached_caller else 3]  # (+ later.py: it may call `fetch`)
     eager_facts, eager = runner.check_project(files, config, jobs=1, cache=None, lazy=False)

@@ -18,7 +18,7 @@ from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence
 from shmlint.cli import main
 from shmlint.run.cache import DIRECTORY_VARIABLE
-from shmlint.run.runner import POOL_BYTES, POOL_THRESHOLD
+from shmlint.run.pool import POOL_BYTES, POOL_THRESHOLD
 from tests.fixture_markers import FIXTURES, fixture_files
 
 MEDIUM = Config(options=Options(min_confidence=Confidence.MEDIUM))
