@@ -81,7 +81,7 @@ class Edit:
     removed: Added | None = None  # (read backwards: its ``module`` is the last summary)
 
 
-def moved_or_added(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
+def edit_of(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
     """The lines an analysed file moved (:func:`shmlint.facts.moved.moved_lines`) when it
     gives the merge what it gave with its last bytes (``old_key``) but for line numbers — the
     same questions, the same summary but for its lines — or that and functions added

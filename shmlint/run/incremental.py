@@ -26,7 +26,7 @@ from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines
 from shmlint.run.cache import Cache
-from shmlint.run.derived import Change, check_derived, moved_or_added, trace
+from shmlint.run.derived import Change, check_derived, edit_of, trace
 from shmlint.run.encoding import Stat
 from shmlint.run.files import check_files
 from shmlint.run.merging import with_external
@@ -169,7 +169,7 @@ def _check_changed(
         old_key = keys[index]
         given[index] = gives(item, syntax)
         if given[index] != before:
-            edit = moved_or_added(item, old_key, cache)
+            edit = edit_of(item, old_key, cache)
             if edit is None or item.summary is None:
                 return None  # what the merge reads changed
             if any(old_line != new_line for old_line, new_line in edit.lines.items()):
