@@ -170,6 +170,7 @@ def check_derived(
                 growth = shrink(old, change.removals, runs, tables, external)
             if growth is None:
                 return None
+    differing = None  # (the classes relined facts change: all they change)
     if stored is not None:
         facts = stored
     else:
@@ -178,6 +179,9 @@ def check_derived(
         if relined_facts is None:
             return None
         facts = relined_facts if growth is None else growth.applied(relined_facts, old.index)
+        if growth is None:
+            classes = old.classes
+            differing = frozenset(n for n, f in facts.classes.items() if f is not classes.get(n))
         if facts is old:  # no line they carry moved: the same facts, under the last key
             facts_key = last.facts_key
         else:
@@ -210,6 +214,7 @@ def check_derived(
         prefilter=prefilter,
         facts=facts,
         earlier=earlier,
+        differing=differing,
     )
     for index, result in zip(again, rechecked, strict=True):
         results[index] = result

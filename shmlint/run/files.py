@@ -65,13 +65,18 @@ def check_files(
     prefilter: bool = True,
     facts: ProjectFacts | None = None,
     earlier: Cache | None = None,
+    differing: frozenset[str] | None = None,
 ) -> list[FileResult]:
     """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order.
     ``earlier``: the cache of phase 2 against other facts (the last run's), whose result for
-    the same bytes stands when the facts answer its logged lookups the same."""
+    the same bytes stands when the facts answer its logged lookups the same; ``differing``:
+    when the facts are those relined (shmlint/facts/moved.py), the classes whose facts
+    differ from theirs — all that differs (their other tables, and the names, are the same)."""
     results: list[FileResult | None] = [None] * len(files)
     todo: list[tuple[int, str, bytes]] = []  # (index, display, data)
-    reuse = _Reuse(earlier, facts) if earlier is not None and facts is not None else None
+    reuse = None
+    if earlier is not None and facts is not None:
+        reuse = _Reuse(earlier, facts, differing)
     for index, ((path, display), data) in enumerate(zip(files, _read_all(files))):
         if data is None:
             results[index] = check_path(path, display, config, prefilter=prefilter)  # SHM001
@@ -105,8 +110,10 @@ class _Reuse:
     these facts answer the same (shmlint/facts/lookups.py): a change of the facts re-checks
     only the files it can change."""
 
-    def __init__(self, earlier: Cache, facts: ProjectFacts) -> None:
-        self.earlier, self.facts = earlier, facts
+    def __init__(
+        self, earlier: Cache, facts: ProjectFacts, differing: frozenset[str] | None = None
+    ) -> None:
+        self.earlier, self.facts, self.differing = earlier, facts, differing
         shared = earlier.get_lookups(earlier.lookups_key(""))
         self.usable = shared is not None and shared == json.loads(json.dumps(shared_json(facts)))
         # What stands, indexed under these facts too: where the earlier cache has it (entry
@@ -124,7 +131,12 @@ class _Reuse:
         if log is None:
             return None
         try:
-            if not answers_same(log, self.facts):
+            if self.differing is not None:
+                # (Every other lookup is answered as the earlier facts answered it: so was
+                # the log made, or kept because they answered it the same.)
+                if not self.differing.isdisjoint(log["tables"]["classes"]):
+                    return None
+            elif not answers_same(log, self.facts):
                 return None
         except (KeyError, TypeError, AttributeError):
             return None

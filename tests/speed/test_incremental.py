@@ -783,3 +783,32 @@ def test_moved_lines_and_an_installed_class_that_changed(
         assert "holds arrays (`x`)" not in str(_check(tree, capsys, *cache))
     finally:
         external.module_file.cache_clear()
+
+
+def test_lines_moved_recheck_only_the_files_whose_lookups_name_a_moved_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines moved in a module of classes (no read: the functions returning reads are the
+    same): phase 2 re-checks a file whose logged lookups name a class whose fact moved, and
+    keeps the result of one whose lookups name none (``check_files``' ``differing``)."""
+    tree = tmp_path / "tree"
+    modules = {
+        "__init__.py": "",
+        "records.py": "import numpy as np\nimport ray\n\n\nclass Out:\n    x: np.ndarray\n",
+        "reads.py": READS,
+        "use.py": "from pkg.reads import fetch\nfrom pkg.records import Out\n\n\nclass Keeper:\n"
+        "    def keep(self, ref) -> None:\n        self.kept: Out = fetch(ref)\n",
+        "other.py": KEEPS,
+    }
+    for name, text in modules.items():
+        (tree / "pkg").mkdir(parents=True, exist_ok=True)
+        (tree / "pkg" / name).write_text(text)
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    _check(tree, capsys, *cache)
+    records = tree / "pkg" / "records.py"
+    records.write_text("# a line\n" + records.read_text())
+    full, analysed = _full_runs(monkeypatch), _phase_two_analyses(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert not full
+    assert "use.py" in analysed and "other.py" not in analysed
+    assert warm == _check(tree, capsys, "--no-cache")

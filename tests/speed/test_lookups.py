@@ -140,3 +140,31 @@ def test_replayed_facts_can_be_watched_again() -> None:
         assert not replay.is_project_callable("m.h")
     assert loaded(replay)
     assert answers_same(json.loads(json.dumps(again.to_json())), facts)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_relined_facts_answer_a_log_otherwise_when_it_names_a_relined_class(case: Path) -> None:
+    """What a run that relines the facts decides a kept result by (``check_files``'
+    ``differing``): a log is answered the same unless it names a class whose fact relining
+    changed. Each module's carried lines moved down one in turn."""
+    from shmlint.facts.moved import relined
+
+    config, files, facts = _project(case)
+    logs = [_log(facts, path.read_bytes(), display, config) for path, display in files]
+    paths = {fact.path for fact in facts.classes.values()} | {
+        chain.path for chain in facts.returned_reads.values()
+    }
+    changed = 0
+    for path in sorted(paths):
+        lines = {fact.line for fact in facts.classes.values() if fact.path == path}
+        lines |= {f.line for c in facts.classes.values() for f in c.fields if f.path == path}
+        lines |= {r.line for r in facts.returned_reads.values() if r.path == path}
+        moved = relined(facts, {path: {line: line + 1 for line in lines}})
+        assert moved is not None
+        moved._canonical.clear()
+        differing = {n for n, f in moved.classes.items() if f is not facts.classes.get(n)}
+        for log in logs:
+            named = not differing.isdisjoint(log["tables"]["classes"])  # type: ignore[index]
+            assert answers_same(log, moved) is not named
+            changed += named
+    assert changed or case.name != "payloads"  # (the test saw logs it changed)
