@@ -384,7 +384,7 @@ class ProjectFacts:
 
     def digest(self) -> str:
         """A stable digest (part of phase-2 cache keys): of the tables' content
-        (shmlint/facts/binary.py), or the one assumed (:meth:`assume_digest`)."""
+        (:func:`pack`, :func:`encode_tables`), or the one assumed (:meth:`assume_digest`)."""
         if self._digest is None:
             self._digest = tables_digest(encode_tables(pack(self)))
         return self._digest

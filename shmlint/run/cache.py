@@ -421,11 +421,11 @@ class Cache:
         from shmlint.facts import binary
 
         blob = self._read_bytes(self._path(key, FACTS_SUFFIX))
-        if blob is not None:
-            facts = binary.loads(blob, key)
-            if facts is not None:
-                self._relinings[key] = 0
+        facts = None if blob is None else binary.loads(blob, key)
+        if facts is not None:
+            self._relinings[key] = 0
             return facts
+        # (A damaged or foreign blob is a miss; the key may be stored as a derivation too.)
         body = self._entry(key)
         try:
             if isinstance(body, dict) and "relined" in body:

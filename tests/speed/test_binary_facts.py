@@ -121,3 +121,32 @@ def test_the_digest_is_of_the_content_not_its_order_or_index() -> None:
     moved.classes[name] = dataclasses.replace(fact, line=fact.line + 1)
     assert moved.digest() != facts.digest()
     assert tables_digest(encode_tables(pack(moved))) == moved.digest()
+
+
+def test_a_foreign_blob_beside_a_derivation_is_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Facts stored as a derivation (lines moved) are read as such when a blob under the same
+    key cannot be read (another Python's, a damaged one)."""
+    from shmlint.cli import main
+    from shmlint.run import record
+    from shmlint.run.discovery import iter_file_names
+
+    reads = _reads_tree(tmp_path)
+    tree = reads.parents[1]
+    command = ["check", "--isolated", "-j", "1", "--cache-dir", str(tmp_path / "cache"), str(tree)]
+    main(command)
+    reads.write_text("# a line\n" + reads.read_text())
+    main(command)
+    capsys.readouterr()
+    config = Config(root=None)
+    files = list(iter_file_names([str(tree)], config))
+    cache = Cache(tmp_path / "cache", config)
+    last = record.load(files, cache, "project")
+    assert last is not None
+    derived = cache.get_facts(last.facts_key)
+    assert derived is not None
+    (shard,) = (tmp_path / "cache").glob(f"v*/{last.facts_key[:2]}")
+    (shard / f"{last.facts_key}{FACTS_SUFFIX}").write_bytes(binary.MAGIC + b"junk")
+    again = Cache(tmp_path / "cache", config).get_facts(last.facts_key)
+    assert again is not None and again.canonical_json() == derived.canonical_json()
