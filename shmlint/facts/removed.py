@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import Any
 
 from shmlint.facts.added import Added, Growth, Runs, stands
 from shmlint.facts.classes import ClassResolver
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
-from shmlint.facts.model import ProjectFacts
+from shmlint.facts.lookups import watched
+from shmlint.facts.model import ClassFact, ProjectFacts
 
 
 def shrink(
@@ -91,27 +91,6 @@ def _reaches_deferred(names: Iterable[str], deferred: set[str]) -> bool:
     return False
 
 
-class _Seen(dict[str, Any]):
-    """A table that notes the keys looked up in it (what a rating read)."""
-
-    def __init__(self, table: dict[str, Any]) -> None:
-        super().__init__(table)
-        self.seen: set[str] = set()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self.seen.add(key)
-        return super().get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        self.seen.add(key)
-        return super().__getitem__(key)
-
-    def __contains__(self, key: object) -> bool:
-        if isinstance(key, str):
-            self.seen.add(key)
-        return super().__contains__(key)
-
-
 def _rates_unanalysed_class(
     removal: Added, facts: ProjectFacts, tables: TypeTables, external: bool, analysed: set[str]
 ) -> bool:
@@ -119,13 +98,14 @@ def _rates_unanalysed_class(
     analysed module declares (one the merge may have read or rated for them alone: of a
     deferred module, of an installed package) or any installed module (a file the merge noted
     the facts depend on: for a name that is no class there too, an alias, a constant)."""
-    classes = _Seen(facts.classes)
-    probe = dataclasses.replace(facts, classes=classes, external_files={})
-    resolver = ClassResolver([removal.module], probe, tables, external)
-    for info in removal.functions:
-        if info.returns:
-            resolver.return_evidence(removal.module, info.returns)
+    # (A copy of the classes: the rating may add an installed one.)
+    probe = dataclasses.replace(facts, classes=dict(facts.classes), external_files={})
+    with watched(probe) as log:  # what the rating looked up
+        resolver = ClassResolver([removal.module], probe, tables, external)
+        for info in removal.functions:
+            if info.returns:
+                resolver.return_evidence(removal.module, info.returns)
     if probe.external_files:
         return True
-    read = [dict.get(classes, name) for name in list(classes.seen)]
-    return any(fact is not None and fact.path not in analysed for fact in read)
+    read = log.seen["classes"].values()
+    return any(isinstance(fact, ClassFact) and fact.path not in analysed for fact in read)
