@@ -51,9 +51,8 @@ def dumps(key: str, facts: ProjectFacts) -> bytes:
     tables = encode_tables(pack(facts))
     if not facts.digested:
         facts.assume_digest(tables_digest(tables))
-    index = facts.index
-    asked = None if index is None else (tuple(sorted(index.asked)), tuple(sorted(index.unresolved)))
-    head = marshal.dumps((key, facts.digest(), asked))
+    index = None if facts.index is None else facts.index.to_json()
+    head = marshal.dumps((key, facts.digest(), index))
     data = len(head).to_bytes(_LENGTH_BYTES, "little") + head + tables
     return _HEADER + zlib.crc32(data).to_bytes(_CRC_BYTES, "little") + data
 
@@ -74,11 +73,10 @@ def loads(blob: bytes, key: str) -> ProjectFacts | None:
         if stored != key or tables[0] != FORMAT:
             return None
         facts = _facts(tables)
+        facts.index = None if index is None else FactsIndex.from_json(index)
     except (EOFError, ValueError, TypeError, KeyError, IndexError):
         return None
     facts.assume_digest(digest)
-    if index is not None:
-        facts.index = FactsIndex(frozenset(index[0]), frozenset(index[1]))
     return facts
 
 
@@ -88,7 +86,7 @@ def _facts(tables: tuple[Any, ...]) -> ProjectFacts:
     evidence = {e.value: e for e in Evidence}
     field_facts = [FieldFact(n, p, line, evidence[e], z) for n, p, line, e, z in fields]
     return_facts = [ReturnFact(evidence[e], t, i, f) for e, t, i, f in returns]
-    facts = ProjectFacts(
+    return ProjectFacts(
         modules=modules,
         aliases=aliases,
         functions=set(functions),
@@ -108,4 +106,3 @@ def _facts(tables: tuple[Any, ...]) -> ProjectFacts:
         actor_methods=actor_methods,
         external_files=external_files,
     )
-    return facts
