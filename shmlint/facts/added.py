@@ -41,6 +41,7 @@ from shmlint.facts.classes import ClassResolver
 from shmlint.facts.closure import MOST_PARTS, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import FactsIndex
+from shmlint.facts.lookups import LookupLog, watched
 from shmlint.facts.model import ProjectFacts, ReturnFact, decode_return, encode_return, realias
 from shmlint.facts.summary import CallFlow, Flow, FunctionInfo, ModuleSummary
 
@@ -197,22 +198,35 @@ def _reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str
     return False
 
 
+def rate_returns(
+    added: Added, facts: ProjectFacts, tables: TypeTables, external: bool
+) -> tuple[dict[str, ReturnFact], ProjectFacts, LookupLog]:
+    """The added functions' return facts as the merge rates them (``merge._functions``): their
+    annotations (written or inferred) resolved in their module against ``facts``' classes;
+    with the facts they were rated in (a copy of the classes, which an installed class rated
+    joins, and the installed files read, alone) and what rating them looked up."""
+    probe = dataclasses.replace(facts, classes=dict(facts.classes), external_files={})
+    rated: dict[str, ReturnFact] = {}
+    with watched(probe) as log:
+        resolver = ClassResolver([added.module], probe, tables, external)
+        for info in added.functions:
+            if info.returns:
+                found, fields = resolver.return_evidence(added.module, info.returns)
+                rated[info.name] = ReturnFact(found, info.returns, info.inferred, fields)
+    return rated, probe, log
+
+
 def rated_returns(
     added: Added, facts: ProjectFacts, tables: TypeTables, external: bool
 ) -> dict[str, ReturnFact] | None:
-    """What the added functions return as the merge rates it (``merge._functions``): their
-    annotations (written or inferred) resolved in their module against ``facts``' classes;
-    None when that would rate a class the facts lack (an installed one: the merge adds it)."""
-    probe = dataclasses.replace(
-        facts, classes=dict(facts.classes), external_files=dict(facts.external_files)
-    )
-    resolver = ClassResolver([added.module], probe, tables, external)
-    rated: dict[str, ReturnFact] = {}
-    for info in added.functions:
-        if info.returns:
-            found, fields = resolver.return_evidence(added.module, info.returns)
-            rated[info.name] = ReturnFact(found, info.returns, info.inferred, fields)
-    if len(probe.classes) != len(facts.classes) or probe.external_files != facts.external_files:
+    """:func:`rate_returns`' return facts; None when rating them added a class to the facts
+    or read an installed file they do not name as read (an installed class: the merge adds
+    it)."""
+    rated, probe, _ = rate_returns(added, facts, tables, external)
+    read = probe.external_files.items()
+    if len(probe.classes) != len(facts.classes) or any(
+        facts.external_files.get(path) != stamp for path, stamp in read
+    ):
         return None
     return rated
 

@@ -27,11 +27,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from shmlint.facts.added import Added, Growth, Runs, stands
-from shmlint.facts.classes import ClassResolver
+from shmlint.facts.added import Added, Growth, Runs, rate_returns, stands
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
-from shmlint.facts.lookups import watched
 from shmlint.facts.model import ClassFact, ProjectFacts
 
 
@@ -98,13 +96,7 @@ def _rates_unanalysed_class(
     analysed module declares (one the merge may have read or rated for them alone: of a
     deferred module, of an installed package) or any installed module (a file the merge noted
     the facts depend on: for a name that is no class there too, an alias, a constant)."""
-    # (A copy of the classes: the rating may add an installed one.)
-    probe = dataclasses.replace(facts, classes=dict(facts.classes), external_files={})
-    with watched(probe) as log:  # what the rating looked up
-        resolver = ClassResolver([removal.module], probe, tables, external)
-        for info in removal.functions:
-            if info.returns:
-                resolver.return_evidence(removal.module, info.returns)
+    _, probe, log = rate_returns(removal, facts, tables, external)
     if probe.external_files:
         return True
     read = log.seen["classes"].values()

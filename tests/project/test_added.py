@@ -280,6 +280,42 @@ def test_a_function_rating_a_class_the_facts_lack_is_left_to_the_merge(
             cached.cache_clear()
 
 
+def test_a_function_whose_annotation_reads_an_installed_module_is_left_to_the_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its annotation names an installed alias (no class): the merge notes the file it read
+    # among the facts' installed files (as a review found for removals).
+    from shmlint.facts import classes, external
+
+    site = tmp_path / "site" / "extpkg"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (site / "outputs.py").write_text("Alias = dict\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    caches = (external.module_file, external._summary, classes._external_class)
+    for cached in caches:
+        cached.cache_clear()
+    project = tmp_path / "project"
+    project.mkdir()
+    mod = _tree(project, {"mod": ACTOR + "\n\nfrom extpkg.outputs import Alias\n"})
+    try:
+        config = Config(root=project)
+        before = merged_facts(project, config)
+        old = _item(mod, config)
+        _refused(project, mod, "\n\ndef _added(x) -> Alias:\n    return x\n")
+        new = _item(mod, config)
+        assert old is not None and new is not None and old.summary and new.summary
+        # (Its question about the name, set aside: rating its annotation refuses it too.)
+        added = added_functions(old.summary, new.summary, [], [])
+        assert added is not None
+        tables = TypeTables.for_options(Options())
+        assert rated_returns(added, before, tables, external=True) is None
+        assert rated_returns(added, before, tables, external=False) is not None
+    finally:
+        for cached in caches:
+            cached.cache_clear()
+
+
 def _stands(facts: ProjectFacts, index: FactsIndex) -> bool:
     summary = ModuleSummary("pkg.mod", "pkg/mod.py", False, (), (), ())
     info = FunctionInfo("pkg.mod.later", 1, ("v",), False)
