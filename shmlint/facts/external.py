@@ -12,8 +12,10 @@ rates) are never read.
 What an analysis read here is what its cached result depends on besides its own bytes: inside
 :func:`tracked`, every installed file a lookup read (or whose earlier reading a cached lookup
 reused, :func:`note`) is noted with its modification time, so a result is not served once one
-of them changed (a package upgraded). A module that was not found is not noted: installing
-it later goes unnoticed until the file or the configuration changes.
+of them changed (a package upgraded). A module that was not found is noted by the directories
+it was looked for in (the installed packages' directories of the path, or the package's own),
+with their modification times: installing it changes one of them, so the answer is not served
+once it may be found.
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import importlib
 import importlib.util
+import os
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from shmlint.basics.names import Scope, walrus_lines
+from shmlint.basics.stamps import stale
 from shmlint.facts.collect import summarize_syntax
 from shmlint.facts.summary import ModuleSummary
 
@@ -39,31 +45,84 @@ _SKIPPED_ROOTS = frozenset(
 _MAX_BYTES = 2_000_000  # a generated or vendored giant is not a payload class's home
 
 
+# The path's first entry as the program started: the script's directory, or the working
+# directory (`python -m`, `-c`). Not where packages are installed: a file created there (the
+# project's own, the cache's) does not make a missing module installed.
+_START = sys.path[0] if sys.path and not getattr(sys.flags, "safe_path", False) else None
+
+
+class Located(NamedTuple):
+    """Where a module's source is: its file (None: not found) and whether it is a package's
+    ``__init__``; for a module not found, the directories it was looked for in, with their
+    modification times (installing it changes one of them)."""
+
+    path: Path | None
+    package: bool = False
+    searched: tuple[tuple[str, int], ...] = ()
+
+
+def _stamped(directories: list[str]) -> tuple[tuple[str, int], ...]:
+    stamps = []
+    for directory in directories:
+        try:
+            stamps.append((directory, os.stat(directory).st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(stamps)
+
+
+def _deepest(location: str, rest: list[str]) -> str:
+    """The deepest directory of ``location/rest[:-1]`` that exists (where ``rest[-1]`` would
+    appear, or the directory above that it would appear in)."""
+    directory = location
+    for part in rest[:-1]:
+        deeper = os.path.join(directory, part)
+        if not os.path.isdir(deeper):
+            break
+        directory = deeper
+    return directory
+
+
 @functools.lru_cache(maxsize=4096)
-def module_file(module: str) -> tuple[Path, bool] | None:
+def module_file(module: str) -> Located:
     """The source file of ``module`` on the interpreter's path (and whether it is a package's
     ``__init__``), found without importing: the top-level package's spec, then the files."""
     root, *rest = module.split(".")
     if root in _SKIPPED_ROOTS or not root.isidentifier():
-        return None
+        return Located(None)  # (never looked for: nothing to watch)
     try:
         spec = importlib.util.find_spec(root)  # a top-level name: nothing is imported
     except (ImportError, ValueError):
-        return None
+        spec = None
     if spec is None:
-        return None
+        installed = [entry for entry in sys.path if entry and entry != _START]
+        return Located(None, searched=_stamped([e for e in installed if os.path.isdir(e)]))
+    origin = spec.origin
     if not rest:
-        origin = spec.origin
         if origin and origin.endswith(".py"):
-            return Path(origin), origin.endswith("__init__.py")
-        return None
-    for location in spec.submodule_search_locations or ():
+            return Located(Path(origin), origin.endswith("__init__.py"))
+        return Located(None, searched=_stamped([os.path.dirname(origin)] if origin else []))
+    locations = list(spec.submodule_search_locations or ())
+    for location in locations:
         base = Path(location, *rest)
         if base.with_suffix(".py").is_file():
-            return base.with_suffix(".py"), False
+            return Located(base.with_suffix(".py"))
         if (base / "__init__.py").is_file():
-            return base / "__init__.py", True
-    return None
+            return Located(base / "__init__.py", True)
+    if not locations:  # a module, not a package: it becomes one where it is
+        return Located(None, searched=_stamped([os.path.dirname(origin)] if origin else []))
+    return Located(None, searched=_stamped([_deepest(where, rest) for where in locations]))
+
+
+def _located(module: str) -> Located:
+    """:func:`module_file`, looked for again when a directory a miss was found in changed (a
+    long-lived process: the editor's server)."""
+    found = module_file(module)
+    if found.searched and stale(found.searched):
+        importlib.invalidate_caches()
+        module_file.cache_clear()
+        found = module_file(module)
+    return found
 
 
 class SummaryStore(Protocol):
@@ -80,8 +139,17 @@ class SummaryStore(Protocol):
 
 
 _store: SummaryStore | None = None
-# The files noted by the open ``tracked`` blocks (innermost last).
-_tracking: list[dict[str, int]] = []
+
+
+class _Tracking(threading.local):
+    """The files noted by the open ``tracked`` blocks of a thread (innermost last): the
+    editor's server analyses in a second thread, whose lookups are not another's."""
+
+    def __init__(self) -> None:
+        self.blocks: list[dict[str, int]] = []
+
+
+_tracking = _Tracking()
 
 
 @contextlib.contextmanager
@@ -89,16 +157,16 @@ def tracked() -> Iterator[dict[str, int]]:
     """Within the block, the installed files read (path: modification time) are noted in the
     dict yielded (and in any enclosing block's)."""
     files: dict[str, int] = {}
-    _tracking.append(files)
+    _tracking.blocks.append(files)
     try:
         yield files
     finally:
-        _tracking.pop()
+        _tracking.blocks.pop()
 
 
 def note(files: dict[str, int]) -> None:
     """Note installed files read before (a cached lookup's) in the open ``tracked`` blocks."""
-    for tracking in _tracking:
+    for tracking in _tracking.blocks:
         tracking.update(files)
 
 
@@ -155,15 +223,16 @@ def _parsed_summary(path: Path, size: int, module: str, is_package: bool) -> Mod
 
 def module_summary(module: str) -> ModuleSummary | None:
     """The summary of an installed module (None: not found, unreadable, or skipped)."""
-    found = module_file(module)
-    if found is None:
+    path, is_package, searched = _located(module)
+    if path is None:
+        for tracking in _tracking.blocks:
+            tracking.update(searched)
         return None
-    path, is_package = found
     try:
         mtime = path.stat().st_mtime_ns
     except OSError:
         return None
-    for tracking in _tracking:
+    for tracking in _tracking.blocks:
         tracking[str(path)] = mtime
     return _summary(path, mtime, module, is_package)
 

@@ -289,3 +289,104 @@ def test_a_long_lived_process_reads_a_changed_class_again(
         assert after is not None and after.evidence is not Evidence.ARRAYS
     finally:
         clear()
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+@pytest.mark.parametrize("missing", ["module", "package"])
+def test_a_warm_run_notices_a_missing_package_installed(
+    plugin: Path, mode: list[str], missing: str
+) -> None:
+    # Not found, the lookup notes where it looked (the package's directory, or the path's
+    # installed-packages directories): installing the module there is seen by the next run.
+    (plugin / "plugin.py").write_text(PLUGIN + KEPT)
+    site = plugin.parent / "site"
+    moved = {"module": site / "extpkg" / "outputs.py", "package": site / "extpkg"}[missing]
+    aside = plugin.parent / "aside"
+    moved.rename(aside)
+    unknown = [(8, "SHM101"), (11, "SHM101"), (15, "SHM102")]
+    assert _warm(plugin, *mode) == unknown  # (medium: the payload's type is unknown)
+    assert _warm(plugin, *mode) == unknown  # warm
+    aside.rename(moved)  # installed
+    assert _warm(plugin, *mode) == [(8, "SHM101"), (15, "SHM102")]
+
+
+@pytest.mark.parametrize("missing", ["module", "package"])
+def test_a_long_lived_process_finds_a_package_installed_meanwhile(
+    plugin: Path, monkeypatch: pytest.MonkeyPatch, missing: str
+) -> None:
+    from shmlint.facts import classes, external
+    from shmlint.facts.classes import ExternalClasses
+    from shmlint.facts.evidence import Evidence, TypeTables
+
+    def clear() -> None:
+        for cached in (external.module_file, external._summary, classes._external_class):
+            cached.cache_clear()
+
+    site = plugin.parent / "site"
+    moved = {"module": site / "extpkg" / "outputs.py", "package": site / "extpkg"}[missing]
+    aside = plugin.parent / "aside"
+    moved.rename(aside)
+    monkeypatch.syspath_prepend(str(site))
+    clear()
+    try:
+        lookup = ExternalClasses(TypeTables.for_options(Options())).lookup
+        with external.tracked() as read:
+            assert lookup("extpkg.outputs.ModelRunnerOutput") is None
+        searched = str(site / "extpkg") if missing == "module" else str(site)
+        assert searched in read  # where it was looked for, stamped
+        assert lookup("extpkg.outputs.ModelRunnerOutput") is None  # (served from memory)
+        aside.rename(moved)
+        found = lookup("extpkg.outputs.ModelRunnerOutput")
+        assert found is not None and found.evidence is Evidence.ARRAYS
+    finally:
+        clear()
+
+
+def test_a_missing_package_is_not_watched_for_where_the_program_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The path's first entry as the program started (the script's directory, or the project
+    # under `python -m`) is not where packages are installed: files created there (the cache)
+    # would make every run's lookups stale.
+    from shmlint.facts import external
+
+    start, site = tmp_path / "project", tmp_path / "site"
+    start.mkdir()
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(start))
+    monkeypatch.setattr(external, "_START", str(start))
+    external.module_file.cache_clear()
+    try:
+        found = external.module_file("not_installed_anywhere.outputs")
+        assert found.path is None
+        searched = dict(found.searched)
+        assert str(site) in searched and str(start) not in searched
+    finally:
+        external.module_file.cache_clear()
+
+
+def test_a_thread_s_lookups_are_noted_in_its_own_blocks_only() -> None:
+    # The editor's server analyses in a second thread: what one thread's lookups read is no
+    # dependency of a file another thread analyses meanwhile.
+    import threading
+
+    from shmlint.facts import external
+
+    opened, noted = threading.Event(), threading.Event()
+    seen: dict[str, int] = {}
+
+    def other() -> None:
+        with external.tracked() as read:
+            opened.set()
+            noted.wait(10)
+            seen.update(read)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert opened.wait(10)
+    with external.tracked() as mine:
+        external.note({"/site/pkg/outputs.py": 1})
+    noted.set()
+    thread.join(10)
+    assert mine == {"/site/pkg/outputs.py": 1} and seen == {}
