@@ -1,33 +1,27 @@
-"""Per-file result cache under ``.shmlint_cache/``.
+"""Per-file result cache under ``.shmlint_cache/``: what its entries are.
 
 An entry is keyed by the file's bytes, its reported path, the effective configuration and the
-code of the analysis itself (a digest of the package's own sources, :func:`code_digest`), so any
-change to one of them misses: a development install or a patched build never serves results of
-the code it had before. Entries are written atomically and read
-defensively: a stale, truncated or foreign entry is ignored (and recomputed), never trusted.
+code of the analysis itself (shmlint/run/salts.py), so any change to one of them misses: a
+development install or a patched build never serves results of the code it had before. How
+entries are stored, alone or in packs, atomically and read defensively (a stale, truncated or
+foreign entry is ignored and recomputed, never trusted): shmlint/run/store.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
 import hashlib
-import json
 import os
 import shutil
-import sys
-import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shmlint._version import __version__
 from shmlint.basics.config import Config
 from shmlint.basics.stamps import stale
 from shmlint.basics.types import FileResult
 from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
-from shmlint.run.prune import REFRESH_AFTER, refresh
+from shmlint.run.salts import FORMAT, config_digest
+from shmlint.run.store import EntryStore
 
 if TYPE_CHECKING:
     from shmlint.facts.added import Growth
@@ -35,17 +29,9 @@ if TYPE_CHECKING:
     from shmlint.facts.summary import ModuleSummary
     from shmlint.run.passes import FirstPass
 
-FORMAT = 2
-# The entries a pack index keeps at most, the least recently used dropped first: the last full
-# runs' and recent edits' (an index of 20,000 entries is ~3 MB of JSON).
-PACK_INDEX_KEEP = 20_000
-# The most entries one pack holds (a worker's chunk of files is at most as many).
-PACK_ENTRIES = 16
 # Facts stored as others relined, over at most this many relinings (each ~10 ms to load on
 # the ray wheel); past it the facts are stored whole.
 RELINED_DEPTH = 8
-# In a pack index, what separates a pack from the key an entry is stored under (Cache.where).
-REFERENCE = ":"
 # Whole facts are stored apart from the JSON entries, in their binary form (facts/binary.py).
 FACTS_SUFFIX = ".facts"
 # A phase-2 plan: the files to re-check, the facts' digest, each file's call evidence.
@@ -53,65 +39,6 @@ Plan = tuple[list[int], str, list[Calls | None]]
 DIRECTORY_NAME = ".shmlint_cache"
 # Where the cache lives when ``--cache-dir`` is not given (as ruff's RUFF_CACHE_DIR).
 DIRECTORY_VARIABLE = "SHMLINT_CACHE_DIR"
-PACKAGE_DIRECTORY = Path(__file__).resolve().parents[1]  # shmlint/
-# Written into a cache directory shmlint creates (as ruff does): git ignores it, and backup
-# tools that honour the Cache Directory Tagging Specification skip it.
-MARKERS = {
-    ".gitignore": "# Created by shmlint: a cache, never committed.\n*\n",
-    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by shmlint.\n",
-}
-
-
-@functools.cache
-def code_digest() -> str:
-    """The digest of this package's own code, computed once per process: the analysis that
-    made a cached result is the analysis that reads it."""
-    return package_digest(PACKAGE_DIRECTORY)
-
-
-def package_digest(package: Path) -> str:
-    """A digest of every Python source of ``package`` (relative path and bytes).
-
-    The runtime helpers are hashed too: hashing a few more small files is cheaper than a list
-    of which modules can change a result, which would rot.
-    """
-    sources = []  # (relative parts, path): the order of sorted(package.rglob("*.py"))
-    for directory, _, names in os.walk(package):
-        for name in names:
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                sources.append((os.path.relpath(path, package).split(os.sep), path))
-    digest = hashlib.sha256(__version__.encode())
-    for parts, path in sorted(sources):
-        digest.update(b"\0" + "/".join(parts).encode() + b"\0")
-        with open(path, "rb") as source:
-            digest.update(source.read())
-    return digest.hexdigest()
-
-
-def config_digest(config: Config) -> str:
-    """A stable digest of everything in ``config`` that can change a result."""
-    options = config.options
-    canonical = {
-        "select": list(config.select),
-        "ignore": list(config.ignore),
-        "per_file_ignores": [[p, list(c)] for p, c in config.per_file_ignores],
-        "helper": config.helper,
-        "helper_style": config.helper_style,
-        "root": str(config.root.resolve()) if config.root else str(Path.cwd()),
-        "extend_sources": sorted(options.extend_sources),
-        "extend_sanitizers": sorted(options.extend_sanitizers),
-        "array_types": sorted(options.array_types),
-        "zero_copy_torch": options.zero_copy_torch,
-        "external_types": options.external_types,
-        # Where installed classes are looked up (the environment: two share a cache apart).
-        "import_path": list(sys.path) if options.external_types else [],
-        "ref_name_pattern": options.ref_name_pattern,
-        "min_confidence": options.min_confidence.value,
-    }
-    text = json.dumps(canonical, sort_keys=True)
-    return hashlib.sha256(f"{code_digest()}\0{FORMAT}\0{text}".encode()).hexdigest()
 
 
 def default_directory(config: Config) -> Path:
@@ -131,7 +58,7 @@ def clean(directory: Path) -> bool:
     return True
 
 
-class Cache:
+class Cache(EntryStore):
     """The cache of one run (one configuration).
 
     Entries: per-file results (keyed also by the digest of the project facts a phase-2 result
@@ -141,11 +68,11 @@ class Cache:
     """
 
     def __init__(self, directory: Path, config: Config, facts_digest: str = "") -> None:
-        self.directory = directory / f"v{FORMAT}"
-        self._config_salt = config_digest(config)
-        self._salt = f"{self._config_salt}\0{facts_digest}".encode()
+        self._begin(directory / f"v{FORMAT}", config_digest(config), facts_digest)
+
+    def _begin(self, directory: Path, config_salt: str, facts_digest: str) -> None:
+        EntryStore.__init__(self, directory, config_salt, facts_digest)
         self.hits = self.misses = 0
-        self._packs: _Packs | None = None
         self.grown = False  # facts were stored through this object (a run's biggest write)
         # Per facts key loaded through this object: the relinings loading them took.
         self._relinings: dict[str, int] = {}
@@ -153,13 +80,7 @@ class Cache:
     def with_facts(self, facts_digest: str) -> Cache:
         """The same cache, for results checked against project facts with this digest."""
         other = Cache.__new__(Cache)
-        other.directory = self.directory
-        other._config_salt = self._config_salt
-        other._salt = f"{self._config_salt}\0{facts_digest}".encode()
-        other.hits = other.misses = 0
-        other._packs = None
-        other.grown = False
-        other._relinings = {}
+        other._begin(self.directory, self._config_salt, facts_digest)
         return other
 
     def __getstate__(self) -> dict[str, Any]:
@@ -194,52 +115,6 @@ class Cache:
         (shmlint.facts.lookups.shared_json)."""
         digest = hashlib.sha256(self._salt + b"\0lookups\0" + first_key.encode())
         return "l" + digest.hexdigest()
-
-    def _path(self, key: str, suffix: str = ".json") -> Path:
-        return self.directory / key[:2] / f"{key}{suffix}"
-
-    def _read(self, key: str) -> str | None:
-        """The text stored under ``key`` (None: missing, unreadable or not UTF-8)."""
-        data = self._read_bytes(self._path(key))
-        try:
-            return None if data is None else data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-
-    def _read_bytes(self, path: Path) -> bytes | None:
-        """The bytes of an entry's file (None: missing or unreadable); the file is marked
-        used when its last mark is old (shmlint/run/prune.py keeps the used ones)."""
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-                marked = os.fstat(handle.fileno()).st_mtime
-        except OSError:
-            return None
-        if time.time() - marked > REFRESH_AFTER:
-            refresh(path)
-        return data
-
-    def _entry(self, key: str) -> Any:
-        """The JSON body stored under ``key``: in a pack (:meth:`put_pack`), else in its own
-        file (None: missing, unreadable or not this key's)."""
-        body = self._packed().entry(key)
-        return body if body is not None else self._file_entry(key)
-
-    def _file_entry(self, key: str) -> Any:
-        """The JSON body of ``key``'s own file (None: missing, unreadable or not this key's)."""
-        text = self._read(key)
-        if text is None:
-            return None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return None
-        if not isinstance(data, dict) or data.get("key") != key:
-            return None
-        return data.get("body")
-
-    def _store(self, key: str, body: Any) -> None:
-        self._write(key, json.dumps({"key": key, "body": body}))
 
     def get(self, key: str) -> FileResult | None:
         """The cached result, or None (missing, unreadable, corrupt or not this key's)."""
@@ -282,74 +157,6 @@ class Cache:
         from shmlint.run.passes import encode
 
         return self.put_pack({key: encode(item) for key, item in items})
-
-    def put_pack(self, bodies: dict[str, Any]) -> dict[str, str]:
-        """Store several entries (key → JSON body) in packs of at most :data:`PACK_ENTRIES`
-        (reading one entry reads its whole pack: a run in one process has one chunk of
-        thousands of files); entry key → pack key is returned. They are found once an index
-        names the packs (:meth:`index_packs`)."""
-        keys = list(bodies)
-        packs: dict[str, str] = {}
-        for start in range(0, len(keys), PACK_ENTRIES):
-            some = keys[start : start + PACK_ENTRIES]
-            digest = hashlib.sha256(b"pack")
-            for key in some:
-                digest.update(b"\0" + key.encode())
-            pack = "k" + digest.hexdigest()
-            self._store(pack, {key: bodies[key] for key in some})
-            packs.update(dict.fromkeys(some, pack))
-        return packs
-
-    def pack_index(self) -> dict[str, str]:
-        """This cache's pack index as read (entry key → pack key)."""
-        return self._packed().loaded_index()
-
-    def _packed(self) -> _Packs:
-        if self._packs is None:
-            self._packs = _Packs(self)
-        return self._packs
-
-    def where(self, key: str) -> str:
-        """Where entry ``key`` (one this cache just read) is, as a value of a pack index
-        (:meth:`index_packs`): its pack, or a reference to the entry — ``pack:key``, or
-        ``:key`` for an entry in its own file — which another cache's index may hold for an
-        entry of its own (the phase-2 results a change of the facts keeps: their entries are
-        not written again, 4 MB a run after a line moved on the ray wheel)."""
-        where = self._packed().where(key)
-        if where is None:
-            return f"{REFERENCE}{key}"
-        return where if REFERENCE in where else f"{where}{REFERENCE}{key}"
-
-    def index_packs(self, new: dict[str, str], used: Iterable[str] = ()) -> None:
-        """Add entries (entry key → pack key, or a reference to an entry: :meth:`where`) to
-        the pack index of this configuration and facts (this cache's salt; one file, read once
-        by a run that reads an entry): a project run's phase-1 entries, the phase-2 results a
-        facts change kept. The index is merged,
-        not replaced — a run over a few files (a pre-commit hook) must not hide the whole
-        tree's entries from the next full run — with the keys a run ``used`` and the new ones
-        moved to the recent end, and the oldest dropped past :data:`PACK_INDEX_KEEP`."""
-        index = dict(self.pack_index())
-        ran = dict.fromkeys(used)  # (in order, read once: ``used`` may be an iterator)
-        for key in ran:
-            pack = index.pop(key, None)
-            if pack is not None:
-                index[key] = pack
-        for key, pack in new.items():
-            index.pop(key, None)
-            index[key] = pack
-        excess = len(index) - max(PACK_INDEX_KEEP, len(ran.keys() | new.keys()))
-        if excess > 0:
-            index = dict(list(index.items())[excess:])
-        self._store(self._pack_index_key(), index)
-        self._packed().index = index  # (this cache reads what it just wrote)
-
-    def get_pack_index(self) -> dict[str, str]:
-        """The pack index of this configuration and facts (empty: none)."""
-        body = self._file_entry(self._pack_index_key())
-        return body if isinstance(body, dict) else {}
-
-    def _pack_index_key(self) -> str:
-        return "i" + hashlib.sha256(b"pack index\0" + self._salt).hexdigest()
 
     def get_syntax_summary(self, key: str) -> ModuleSummary | None | bool:
         """A deferred module's cached summary (None: it has none); False when not cached."""
@@ -494,11 +301,6 @@ class Cache:
         path = self._path(key, FACTS_SUFFIX)
         self.grown = self._write(key, binary.dumps(key, facts), path) or self.grown
 
-    @property
-    def salt(self) -> bytes:
-        """What every key of this cache starts from (configuration, code, facts)."""
-        return self._salt
-
     def get_record(self, key: str) -> Any:
         """The body of a run record (shmlint/run/record.py), or None."""
         return self._entry(key)
@@ -511,34 +313,6 @@ class Cache:
         """Store a result; a cache that cannot be written is silently not used."""
         self._store(key, encode_result(result))
 
-    def _write(self, key: str, content: str | bytes, path: Path | None = None) -> bool:
-        """Write ``key``'s entry (at ``path``, else its JSON file) atomically (a temporary file
-        renamed); a cache that cannot be written is silently not used (False)."""
-        path = path or self._path(key)
-        import tempfile  # only a run that writes needs it
-
-        data = content.encode("utf-8") if isinstance(content, str) else content
-        with contextlib.suppress(OSError):
-            try:
-                descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            except FileNotFoundError:  # the first entry of its shard, or of the cache
-                self._make(path.parent)
-                descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, path)
-            return True
-        return False
-
-    def _make(self, shard: Path) -> None:
-        """Create a shard's directory; a cache directory created here gets :data:`MARKERS`."""
-        root = self.directory.parent
-        created = not root.exists()
-        shard.mkdir(parents=True, exist_ok=True)
-        if created:
-            for name, text in MARKERS.items():
-                (root / name).write_text(text, encoding="utf-8")
-
 
 def syntax_body(summary: ModuleSummary | None) -> dict[str, Any]:
     """The stored form of a deferred module's summary (:meth:`Cache.get_syntax_summary`)."""
@@ -547,37 +321,3 @@ def syntax_body(summary: ModuleSummary | None) -> dict[str, Any]:
 
 # A Cache's state as sent to a worker (its packs read so far stay behind).
 _STATE = ("directory", "_config_salt", "_salt", "hits", "misses")
-
-
-class _Packs:
-    """The packs a cache's index names, each read on first use (one file for many entries)."""
-
-    def __init__(self, cache: Cache) -> None:
-        self.cache = cache
-        self.index: dict[str, str] | None = None
-        self.read: dict[str, dict[str, Any]] = {}
-
-    def loaded_index(self) -> dict[str, str]:
-        if self.index is None:
-            self.index = self.cache.get_pack_index()
-        return self.index
-
-    def where(self, key: str) -> str | None:
-        """Where the index says entry ``key`` is (see :meth:`Cache.where`), or None."""
-        value = self.loaded_index().get(key)
-        return value if isinstance(value, str) else None
-
-    def entry(self, key: str) -> Any:
-        """The body of entry ``key`` from where the index says it is, or None (not indexed,
-        or unreadable)."""
-        where = self.where(key)
-        if where is None:
-            return None
-        pack, _, stored = where.partition(REFERENCE)
-        if not pack:  # kept under another key, in that key's own file
-            return self.cache._file_entry(stored)
-        bodies = self.read.get(pack)
-        if bodies is None:
-            found = self.cache._file_entry(pack)
-            bodies = self.read[pack] = found if isinstance(found, dict) else {}
-        return bodies.get(stored or key)

@@ -78,7 +78,7 @@ def test_a_build_prunes_the_cache(root: Path, monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.delenv("SHMLINT_CACHE_DIR", raising=False)
     (root / "pyproject.toml").write_text("[tool.shmlint]\ncache-max-size = 1\n")
-    from shmlint.run.cache import FORMAT
+    from shmlint.run.salts import FORMAT
 
     stale = root / ".shmlint_cache" / f"v{FORMAT}" / "k0" / ("k0" + "0" * 62 + ".json")
     stale.parent.mkdir(parents=True)

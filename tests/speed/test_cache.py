@@ -16,7 +16,7 @@ import shmlint.analysis.engine
 import shmlint.run.encoding
 import shmlint.run.passes
 from shmlint.cli import main
-from shmlint.run.cache import PACKAGE_DIRECTORY, code_digest, package_digest
+from shmlint.run.salts import PACKAGE_DIRECTORY, code_digest, package_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -288,9 +288,10 @@ def test_the_pack_index_drops_the_least_recently_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import shmlint.run.cache as cache_module
+    import shmlint.run.store
     from shmlint.basics.config import Config
 
-    monkeypatch.setattr(cache_module, "PACK_INDEX_KEEP", 4)
+    monkeypatch.setattr(shmlint.run.store, "PACK_INDEX_KEEP", 4)
     cache = cache_module.Cache(tmp_path, Config())
     cache.index_packs({"a": "p1", "b": "p1", "c": "p1"})
     cache.index_packs({"d": "p2"}, used=["a"])  # a used again: b is the oldest now
@@ -339,8 +340,9 @@ def test_a_run_in_one_process_packs_a_few_entries_each(tmp_path: Path) -> None:
     stores its entries in packs of at most PACK_ENTRIES, not in one pack of thousands (an
     incremental run after it read ~10 MB to find one entry on the ray wheel)."""
     from shmlint.basics.config import Config
-    from shmlint.run.cache import PACK_ENTRIES, Cache
+    from shmlint.run.cache import Cache
     from shmlint.run.runner import check_project
+    from shmlint.run.store import PACK_ENTRIES
 
     files = _copies(tmp_path, 3 * PACK_ENTRIES)
     config = Config()

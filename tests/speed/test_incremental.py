@@ -346,7 +346,8 @@ def test_a_facts_change_rechecks_only_the_files_whose_lookups_it_changes(
 def _kept_entries(tree: Path, directory: Path) -> dict[str, str]:
     """The entries the last facts' pack index holds as references to another's (kept)."""
     from shmlint.basics.config import load_config
-    from shmlint.run.cache import REFERENCE, Cache
+    from shmlint.run.cache import Cache
+    from shmlint.run.store import REFERENCE
 
     cache = Cache(directory, load_config(tree / "pyproject.toml"))
     index = cache.with_facts(cache.get_last_facts()).pack_index()

@@ -14,8 +14,9 @@ import pytest
 
 from shmlint.basics.config import Config, ConfigError, config_from_table
 from shmlint.cli import main
-from shmlint.run.cache import FORMAT, Cache
+from shmlint.run.cache import Cache
 from shmlint.run.prune import PRUNE_EVERY, REFRESH_AFTER, STAMP, maybe_prune, prune
+from shmlint.run.salts import FORMAT
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -244,7 +245,7 @@ def test_a_bad_cache_size_names_the_key(value: object) -> None:
 
 
 def test_the_cache_size_changes_no_result() -> None:
-    from shmlint.run.cache import config_digest
+    from shmlint.run.salts import config_digest
 
     small = config_from_table({"cache-max-size": 1}, "pyproject.toml", None)
     assert small.cache_max_size == 1
