@@ -26,7 +26,7 @@ from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope, last_name, qualified_name
 from shmlint.basics.options import Options
 from shmlint.facts.evidence import leaves
-from shmlint.facts.model import ClassFact
+from shmlint.facts.records import ClassFact
 from shmlint.facts.view import ProjectView
 
 ALL = "*"  # a handled-set member meaning "every field"

@@ -42,7 +42,8 @@ from shmlint.facts.closure import MOST_PARTS, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import FactsIndex
 from shmlint.facts.lookups import LookupLog, watched
-from shmlint.facts.model import ProjectFacts, ReturnFact, decode_return, encode_return, realias
+from shmlint.facts.model import ProjectFacts, realias
+from shmlint.facts.records import ReturnFact, decode_return, encode_return
 from shmlint.facts.summary import CallFlow, Flow, FunctionInfo, ModuleSummary
 
 _FUNCTION_QUESTIONS = ("x:", "p:")

@@ -26,17 +26,9 @@ from typing import Any
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import Evidence
 from shmlint.facts.index import FactsIndex
-from shmlint.facts.model import (
-    FORMAT,
-    ClassFact,
-    FieldFact,
-    ProjectFacts,
-    ReadChain,
-    ReturnFact,
-    encode_tables,
-    pack,
-    tables_digest,
-)
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.packed import encode_tables, pack, tables_digest
+from shmlint.facts.records import FORMAT, ClassFact, FieldFact, ReadChain, ReturnFact
 
 MAGIC = b"shmlint-facts\0"
 # The layout of the tuples below (bump when it changes; the cache's code digest changes too).

@@ -10,7 +10,8 @@ from shmlint.basics.names import dotted_name
 from shmlint.basics.stamps import stale
 from shmlint.facts import external as installed
 from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves, parse_annotation
-from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.records import ClassFact, FieldFact
 from shmlint.facts.summary import ModuleSummary
 
 # Bases that say nothing about a record's fields (a NamedTuple's base, generics...).

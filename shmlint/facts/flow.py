@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.kinds import REF
-from shmlint.facts.model import ALIAS_DEPTH, ProjectFacts, ReadChain, realias
+from shmlint.facts.model import ALIAS_DEPTH, ProjectFacts, realias
+from shmlint.facts.records import ReadChain
 from shmlint.facts.summary import ModuleSummary
 
 _MAX_ROUNDS = 50

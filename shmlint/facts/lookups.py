@@ -19,8 +19,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-from shmlint.facts.model import (
-    ProjectFacts,
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.records import (
     decode_class,
     decode_reads,
     decode_return,

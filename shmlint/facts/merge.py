@@ -9,7 +9,8 @@ from shmlint.facts.classes import ClassResolver, ExternalClasses
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
 from shmlint.facts.index import FactsIndex
-from shmlint.facts.model import ProjectFacts, ReturnFact
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.records import ReturnFact
 from shmlint.facts.summary import ModuleSummary
 
 

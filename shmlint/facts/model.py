@@ -14,18 +14,27 @@ All of it is plain data, so it can be pickled to worker processes and written as
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import marshal
 import re
 from typing import Any, Protocol
 
 from shmlint.basics.stamps import stale
-from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payload
 from shmlint.facts.index import FactsIndex
+from shmlint.facts.packed import encode_tables, pack, tables_digest
+from shmlint.facts.records import (
+    FORMAT,
+    ClassFact,
+    ReadChain,
+    ReturnFact,
+    decode_class,
+    decode_reads,
+    decode_return,
+    encode_class,
+    encode_reads,
+    encode_return,
+)
 
-FORMAT = 3
 MODEL_OUTPUT_FIELD = "logprobs"  # what makes a payload class a model-runner output
 ALIAS_DEPTH = 16
 
@@ -40,59 +49,6 @@ def realias(aliases: dict[str, str], name: str) -> str | None:
         if target is not None and target != head:
             return ".".join([target, *parts[cut:]])
     return None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class FieldFact:
-    """A field of a project class and what its annotation says about arrays."""
-
-    name: str
-    path: str  # of the class that declares it (a base class, for inherited fields)
-    line: int
-    evidence: Evidence
-    # Holds arrays Ray hands back zero-copy by default (numpy, pandas, pyarrow, configured
-    # array types; not torch, which Ray copies): what a detach helper must copy.
-    zero_copy: bool = False
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ClassFact:
-    """A project class: where it is declared, its fields (own and inherited), its evidence."""
-
-    name: str
-    path: str
-    line: int
-    bases: tuple[str, ...]  # canonical
-    fields: tuple[FieldFact, ...]
-    evidence: Evidence
-    record: bool = False  # dataclass / NamedTuple / ...: fields in constructor order
-
-    def array_fields(self) -> tuple[FieldFact, ...]:
-        """The fields that may hold zero-copy arrays (directly or nested in records): the
-        ones a detach helper must handle."""
-        return tuple(f for f in self.fields if f.zero_copy)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ReturnFact:
-    """What a project function returns: its annotation (or one ``inferred`` from evident
-    return expressions) rated, and the array fields of the project classes it names."""
-
-    evidence: Evidence
-    text: str
-    inferred: bool
-    fields: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ReadChain:
-    """A function returns the undetached value of a read: the read, and the functions the
-    value passes through on its way out (innermost first)."""
-
-    kind: SourceKind
-    path: str
-    line: int
-    via: tuple[str, ...]
 
 
 class ExternalLookup(Protocol):
@@ -447,113 +403,4 @@ class ProjectFacts:
         return stale(self.external_files.items())
 
 
-# --- the tables packed: the digest, and the cache's binary form (shmlint/facts/binary.py) ----
-
-
-def pack(facts: ProjectFacts) -> tuple[Any, ...]:
-    """The tables of ``facts`` as plain tuples and dicts, in the order of their keys (equal
-    facts give equal tuples), each distinct field and return fact once."""
-    fields: dict[FieldFact, int] = {}
-    returns: dict[ReturnFact, int] = {}
-    classes = tuple(
-        (
-            name,
-            fact.path,
-            fact.line,
-            fact.bases,
-            tuple(fields.setdefault(field, len(fields)) for field in fact.fields),
-            fact.evidence.value,
-            fact.record,
-        )
-        for name, fact in sorted(facts.classes.items())
-    )
-    named_returns = {
-        name: returns.setdefault(fact, len(returns)) for name, fact in sorted(facts.returns.items())
-    }
-    return (
-        FORMAT,
-        dict(sorted(facts.modules.items())),
-        dict(sorted(facts.aliases.items())),
-        tuple(sorted(facts.functions)),
-        classes,
-        tuple((f.name, f.path, f.line, f.evidence.value, f.zero_copy) for f in fields),
-        {slot: tuple(sorted(kinds)) for slot, kinds in sorted(facts.slot_kinds.items())},
-        tuple(
-            (name, r.kind.value, r.path, r.line, r.via)
-            for name, r in sorted(facts.returned_reads.items())
-        ),
-        tuple((r.evidence.value, r.text, r.inferred, r.fields) for r in returns),
-        named_returns,
-        tuple(sorted(facts.remote)),
-        dict(sorted(facts.actor_methods.items())),
-        dict(sorted(facts.external_files.items())),
-    )
-
-
-def encode_tables(tables: tuple[Any, ...]) -> bytes:
-    """The packed tables as bytes (marshal): equal tables, equal bytes."""
-    # Version 2: no references between objects and no mark of interned strings (both came
-    # in version 3), so that equal tables give equal bytes, whatever objects hold them.
-    return marshal.dumps(tables, 2)
-
-
-def tables_digest(encoded: bytes) -> str:
-    """The facts' digest, of their encoded tables."""
-    return hashlib.sha256(b"shmlint facts\0" + encoded).hexdigest()
-
-
-# --- one entry of a table, as JSON (the facts' format, and shmlint.facts.lookups') ------------
-
-
-def encode_class(fact: ClassFact) -> dict[str, Any]:
-    """A class fact as JSON (its name is the key it is stored under)."""
-    return {
-        "path": fact.path,
-        "line": fact.line,
-        "bases": list(fact.bases),
-        "evidence": fact.evidence.name,
-        "record": fact.record,
-        "fields": [[f.name, f.path, f.line, f.evidence.name, f.zero_copy] for f in fact.fields],
-    }
-
-
-def decode_class(name: str, data: dict[str, Any]) -> ClassFact:
-    """The inverse of :func:`encode_class`; raises ``KeyError``/``TypeError``/``ValueError``."""
-    fields = tuple(
-        FieldFact(f[0], f[1], int(f[2]), Evidence[f[3]], bool(f[4])) for f in data["fields"]
-    )
-    return ClassFact(
-        name,
-        data["path"],
-        int(data["line"]),
-        tuple(data["bases"]),
-        fields,
-        Evidence[data["evidence"]],
-        bool(data["record"]),
-    )
-
-
-def encode_return(fact: ReturnFact) -> list[Any]:
-    """A return fact as JSON."""
-    return [fact.evidence.name, fact.text, fact.inferred, list(fact.fields)]
-
-
-def decode_return(data: list[Any]) -> ReturnFact:
-    """The inverse of :func:`encode_return`."""
-    return ReturnFact(Evidence[data[0]], str(data[1]), bool(data[2]), tuple(data[3]))
-
-
-def encode_reads(reads: dict[str, ReadChain]) -> dict[str, list[Any]]:
-    """``returned_reads`` as JSON."""
-    return {name: [r.kind.value, r.path, r.line, list(r.via)] for name, r in sorted(reads.items())}
-
-
-def decode_reads(data: dict[str, list[Any]]) -> dict[str, ReadChain]:
-    """The inverse of :func:`encode_reads`."""
-    return {
-        name: ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
-        for name, r in data.items()
-    }
-
-
-__all__ = ["ClassFact", "FieldFact", "ProjectFacts", "ReadChain", "ReturnFact"]
+__all__ = ["ProjectFacts"]

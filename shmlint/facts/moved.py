@@ -16,7 +16,8 @@ import hashlib
 import json
 from typing import Any
 
-from shmlint.facts.model import ClassFact, FieldFact, ProjectFacts, ReadChain
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.records import ClassFact, FieldFact, ReadChain
 from shmlint.facts.summary import ModuleSummary
 
 # A path's lines: each old line number, the new one.

@@ -30,7 +30,8 @@ from collections.abc import Iterable
 from shmlint.facts.added import Added, Growth, Runs, rate_returns, stands
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
-from shmlint.facts.model import ClassFact, ProjectFacts
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.records import ClassFact
 
 
 def shrink(

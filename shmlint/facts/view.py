@@ -11,7 +11,8 @@ from shmlint.basics.names import Scope, dotted_name, qualified_name
 from shmlint.facts.collect import Recorder
 from shmlint.facts.evidence import Evidence, Payload
 from shmlint.facts.layout import absolute_import
-from shmlint.facts.model import ClassFact, ProjectFacts, ReadChain
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.records import ClassFact, ReadChain
 
 
 class ProjectView:

@@ -32,7 +32,8 @@ from shmlint.facts.closure import asked_classes, close, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import caller_words
 from shmlint.facts.merge import merge
-from shmlint.facts.model import FieldFact, ProjectFacts
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.records import FieldFact
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.discovery import read_file

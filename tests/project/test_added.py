@@ -28,8 +28,9 @@ from shmlint.facts.added import (
 from shmlint.facts.evidence import Evidence, TypeTables
 from shmlint.facts.index import FactsIndex
 from shmlint.facts.layout import module_name
-from shmlint.facts.model import ProjectFacts, ReturnFact
+from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import moved_lines, relined
+from shmlint.facts.records import ReturnFact
 from shmlint.facts.summary import CallFlow, ClassInfo, FieldInfo, FunctionInfo, ModuleSummary
 from shmlint.run.passes import FirstPass, first_pass
 from tests.project.merged import PROJECT_TREES, merged_facts

@@ -18,8 +18,9 @@ from shmlint.cli import main
 from shmlint.facts.added import Growth, Runs, added_functions
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import FactsIndex
-from shmlint.facts.model import ProjectFacts, ReadChain
+from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import moved_lines, relined
+from shmlint.facts.records import ReadChain
 from shmlint.facts.removed import shrink
 from shmlint.facts.summary import FunctionInfo, ModuleSummary
 from shmlint.run.passes import FirstPass

@@ -16,7 +16,7 @@ import pytest
 
 from shmlint.basics.config import find_pyproject, load_config
 from shmlint.basics.types import FileResult
-from shmlint.facts import model
+from shmlint.facts import model, records
 from shmlint.run.cache import Cache
 from shmlint.run.discovery import iter_python_files
 from shmlint.run.runner import check_project
@@ -189,7 +189,7 @@ def test_only_known_facts_carry_lines() -> None:
     ProjectFacts.classes and .returned_reads: a new fact with a line must be moved too."""
     with_lines = {
         name
-        for name, value in vars(model).items()
+        for name, value in vars(records).items()
         if dataclasses.is_dataclass(value)
         and isinstance(value, type)
         and "line" in {f.name for f in dataclasses.fields(value)}

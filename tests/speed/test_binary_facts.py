@@ -12,7 +12,9 @@ from shmlint.basics.config import Config
 from shmlint.facts import binary
 from shmlint.facts.evidence import Evidence
 from shmlint.facts.index import FactsIndex
-from shmlint.facts.model import ProjectFacts, ReturnFact, encode_tables, pack, tables_digest
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.packed import encode_tables, pack, tables_digest
+from shmlint.facts.records import ReturnFact
 from shmlint.run.cache import FACTS_SUFFIX, Cache
 from shmlint.run.runner import check_project
 from tests.project.merged import PROJECT_TREES, merged_facts

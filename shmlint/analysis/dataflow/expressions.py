@@ -36,7 +36,8 @@ from shmlint.facts.kinds import (
     payload_kinds,
     read_payload,
 )
-from shmlint.facts.model import MODEL_OUTPUT_FIELD, ClassFact, FieldFact
+from shmlint.facts.model import MODEL_OUTPUT_FIELD
+from shmlint.facts.records import ClassFact, FieldFact
 from shmlint.facts.summary import CallFlow
 
 # Simple statements the in-place fix can split around a read.
