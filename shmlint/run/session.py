@@ -33,7 +33,7 @@ from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import caller_words
 from shmlint.facts.merge import merge
 from shmlint.facts.model import ProjectFacts
-from shmlint.facts.records import FieldFact
+from shmlint.facts.moved import moved_lines, relined
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.discovery import read_file
@@ -174,10 +174,9 @@ class ProjectSession:
         against while phase 1 finds out; else the facts as they are."""
         if old is None or old.count(b"\n") == data.count(b"\n"):
             return self.facts
-        try:
-            return _moved_facts(self.facts, display, _text_lines(old, data))
-        except _Unmapped:  # a fact on a line the edit changed: the guess is the facts as is
-            return self.facts
+        moved = relined(self.facts, {display: _text_lines(old, data)})
+        # (None: a fact on a line the edit changed: the guess is the facts as they are.)
+        return self.facts if moved is None else moved
 
     def _key(self, entry: _Entry) -> str | None:
         """The phase-1 cache key ``check_project`` uses (a lazy run's), so both share it."""
@@ -294,15 +293,12 @@ class ProjectSession:
     def _shift_lines(self, entry: _Entry, before: ModuleSummary | None) -> bool:
         """When the file's summary changed only in line numbers (lines were inserted or
         removed above a class, a field or a read), move those lines in the facts instead of
-        merging anew; False when it changed otherwise (or a line in the facts has no new
-        place), so the caller merges."""
+        merging anew (shmlint/facts/moved.py); False when it changed otherwise (or a line in
+        the facts has no new place), so the caller merges."""
         after = entry.summary()
-        lines: dict[int, int] = {}
-        if before is None or after is None or not _same_but_lines(before, after, lines):
-            return False
-        try:
-            moved = _moved_facts(self.facts, entry.display, lines)
-        except _Unmapped:
+        lines = None if before is None or after is None else moved_lines(before, after)
+        moved = None if lines is None else relined(self.facts, {entry.display: lines})
+        if moved is None:
             return False
         guessed = self._guess[2] if self._guess is not None else None
         if guessed is not None and _same_moves(moved, guessed):
@@ -410,64 +406,6 @@ class ProjectSession:
                     return result  # checked against these very facts while phase 1 ran
             return self._phase_two(display, entry.data)
         return item.result
-
-
-class _Unmapped(Exception):
-    """A line of the file in the facts that its new summary does not place."""
-
-
-def _same_but_lines(old: object, new: object, lines: dict[int, int]) -> bool:
-    """``old`` equals ``new`` except for ``line`` fields of dataclasses, whose old → new
-    values are collected in ``lines`` (False when one old line would move to two places)."""
-    if type(old) is not type(new):
-        return False
-    if isinstance(old, tuple):
-        assert isinstance(new, tuple)
-        return len(old) == len(new) and all(_same_but_lines(a, b, lines) for a, b in zip(old, new))
-    if not dataclasses.is_dataclass(old):
-        return old == new
-    for field in dataclasses.fields(old):
-        a, b = getattr(old, field.name), getattr(new, field.name)
-        if field.name == "line" and isinstance(a, int) and isinstance(b, int):
-            if lines.setdefault(a, b) != b:
-                return False
-        elif not _same_but_lines(a, b, lines):
-            return False
-    return True
-
-
-def _line(line: int, lines: dict[int, int]) -> int:
-    if line not in lines:
-        raise _Unmapped(line)
-    return lines[line]
-
-
-def _moved_field(field: FieldFact, path: str, lines: dict[int, int]) -> FieldFact:
-    if field.path != path:
-        return field
-    return dataclasses.replace(field, line=_line(field.line, lines))
-
-
-def _moved_facts(facts: ProjectFacts, path: str, lines: dict[int, int]) -> ProjectFacts:
-    """``facts`` with the line of every fact that lies in ``path`` moved by ``lines``: the
-    classes and their fields (inherited fields too), and the reads functions return. (The
-    facts that carry a line; ``tests/server/test_session.py`` checks there are no others.)"""
-    classes = dict(facts.classes)
-    moved = False
-    for name, fact in facts.classes.items():
-        if fact.path == path or any(field.path == path for field in fact.fields):
-            line = _line(fact.line, lines) if fact.path == path else fact.line
-            fields = tuple(_moved_field(field, path, lines) for field in fact.fields)
-            classes[name] = dataclasses.replace(fact, line=line, fields=fields)
-            moved = moved or classes[name] != fact
-    reads = dict(facts.returned_reads)
-    for name, chain in facts.returned_reads.items():
-        if chain.path == path and _line(chain.line, lines) != chain.line:
-            reads[name] = dataclasses.replace(chain, line=_line(chain.line, lines))
-            moved = True
-    if not moved:
-        return facts  # the same object: what was checked against it still holds
-    return dataclasses.replace(facts, classes=classes, returned_reads=reads)
 
 
 def _same_moves(a: ProjectFacts, b: ProjectFacts) -> bool:
