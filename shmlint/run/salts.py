@@ -66,6 +66,9 @@ def config_digest(config: Config) -> str:
         "import_path": list(sys.path) if options.external_types else [],
         "ref_name_pattern": options.ref_name_pattern,
         "min_confidence": options.min_confidence.value,
+        # The interpreter whose parser read the files (a syntax one version lacks), and whose
+        # marshal wrote the binary entries: two interpreters share a cache apart.
+        "python": sys.implementation.cache_tag,
     }
     text = json.dumps(canonical, sort_keys=True)
     return hashlib.sha256(f"{code_digest()}\0{FORMAT}\0{text}".encode()).hexdigest()

@@ -42,6 +42,19 @@ def test_code_digest_changes_with_any_source_of_the_package(tmp_path: Path) -> N
     assert code_digest() == code_digest()  # once per process
 
 
+def test_another_interpreter_keys_the_cache_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another Python's parser may read a file otherwise (a syntax this one lacks), and its
+    # marshal writes the binary entries: with external types off (no import path in the
+    # salt) the interpreter still keys every entry.
+    from shmlint.basics.config import config_from_table
+    from shmlint.run.salts import config_digest
+
+    config = config_from_table({"external-types": False}, "pyproject.toml", None)
+    here = config_digest(config)
+    monkeypatch.setattr(sys.implementation, "cache_tag", "cpython-399")
+    assert config_digest(config) != here
+
+
 def _run_copy(site: Path, cache: Path, *paths: str) -> list[dict[str, object]]:
     """``shmlint check`` from the package copy under ``site`` (a subprocess)."""
     environment = {**os.environ, "PYTHONPATH": str(site)}
