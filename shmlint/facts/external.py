@@ -24,7 +24,7 @@ import ast
 import contextlib
 import functools
 import importlib
-import importlib.util
+import importlib.machinery
 import os
 import sys
 import threading
@@ -49,6 +49,30 @@ _MAX_BYTES = 2_000_000  # a generated or vendored giant is not a payload class's
 # directory (`python -m`, `-c`). Not where packages are installed: a file created there (the
 # project's own, the cache's) does not make a missing module installed.
 _START = sys.path[0] if sys.path and not getattr(sys.flags, "safe_path", False) else None
+
+
+def search_path() -> list[str]:
+    """Where installed modules are looked for: the interpreter's path but the entry the
+    program started from, so ``shmlint`` and ``python -m shmlint`` find the same modules
+    (and share a cache: shmlint/run/salts.py)."""
+    return [entry for entry in sys.path if entry and entry != _START]
+
+
+def _find_top(root: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of top-level module ``root`` as the import system finds it (its meta path:
+    editable installs' finders too), on :func:`search_path`; nothing is imported."""
+    path = search_path()
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            spec = find(root, path if finder is importlib.machinery.PathFinder else None)
+        except (ImportError, ValueError, AttributeError, TypeError):
+            continue
+        if spec is not None:
+            return spec  # type: ignore[no-any-return]
+    return None
 
 
 class Located(NamedTuple):
@@ -90,13 +114,9 @@ def module_file(module: str) -> Located:
     root, *rest = module.split(".")
     if root in _SKIPPED_ROOTS or not root.isidentifier():
         return Located(None)  # (never looked for: nothing to watch)
-    try:
-        spec = importlib.util.find_spec(root)  # a top-level name: nothing is imported
-    except (ImportError, ValueError):
-        spec = None
+    spec = _find_top(root)
     if spec is None:
-        installed = [entry for entry in sys.path if entry and entry != _START]
-        return Located(None, searched=_stamped([e for e in installed if os.path.isdir(e)]))
+        return Located(None, searched=_stamped([e for e in search_path() if os.path.isdir(e)]))
     origin = spec.origin
     if not rest:
         if origin and origin.endswith(".py"):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from shmlint._version import __version__
 from shmlint.basics.config import Config
+from shmlint.facts.external import search_path
 
 # The layout of the entries (the cache's directory is named by it).
 FORMAT = 2
@@ -63,7 +64,7 @@ def config_digest(config: Config) -> str:
         "zero_copy_torch": options.zero_copy_torch,
         "external_types": options.external_types,
         # Where installed classes are looked up (the environment: two share a cache apart).
-        "import_path": list(sys.path) if options.external_types else [],
+        "import_path": search_path() if options.external_types else [],
         "ref_name_pattern": options.ref_name_pattern,
         "min_confidence": options.min_confidence.value,
         # The interpreter whose parser read the files (a syntax one version lacks), and whose

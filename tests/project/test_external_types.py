@@ -390,3 +390,24 @@ def test_a_thread_s_lookups_are_noted_in_its_own_blocks_only() -> None:
     noted.set()
     thread.join(10)
     assert mine == {"/site/pkg/outputs.py": 1} and seen == {}
+
+
+def test_nothing_is_looked_up_where_the_program_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under `python -m shmlint` the project itself is first on the path: its modules are not
+    # installed classes (the executable, started elsewhere, would not find them).
+    from shmlint.facts import external
+
+    start = tmp_path / "project"
+    (start / "localpkg").mkdir(parents=True)
+    (start / "localpkg" / "__init__.py").write_text("class Local:\n    x: int\n")
+    monkeypatch.syspath_prepend(str(start))
+    external.module_file.cache_clear()
+    try:
+        assert external.module_file("localpkg").path is not None  # on the path: found
+        monkeypatch.setattr(external, "_START", str(start))
+        external.module_file.cache_clear()
+        assert external.module_file("localpkg").path is None  # where the program started
+    finally:
+        external.module_file.cache_clear()

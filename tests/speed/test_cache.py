@@ -55,6 +55,27 @@ def test_another_interpreter_keys_the_cache_apart(monkeypatch: pytest.MonkeyPatc
     assert config_digest(config) != here
 
 
+def test_the_executable_and_python_m_share_a_cache(tmp_path: Path) -> None:
+    # `python -m shmlint` starts with the working directory first on the path, the executable
+    # with its own directory: neither is where packages are installed, so neither is searched
+    # for installed classes, and the two runs' entries are the same.
+    executable = Path(sys.executable).parent / "shmlint"
+    if not executable.exists():
+        pytest.skip("no shmlint executable beside this interpreter")
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "fixtures" / "project" / "wrapper", project)
+    cache = tmp_path / "cache"
+    common = ["check", "--exit-zero", "--cache-dir", str(cache), "."]
+
+    def entries() -> list[Path]:
+        return sorted(p for p in cache.rglob("*") if p.is_file())
+
+    subprocess.run([sys.executable, "-m", "shmlint", *common], cwd=project, check=True)
+    written = entries()
+    subprocess.run([str(executable), *common], cwd=project, check=True)
+    assert entries() == written  # every entry served, none written anew
+
+
 def _run_copy(site: Path, cache: Path, *paths: str) -> list[dict[str, object]]:
     """``shmlint check`` from the package copy under ``site`` (a subprocess)."""
     environment = {**os.environ, "PYTHONPATH": str(site)}
