@@ -74,8 +74,13 @@ class EntryStore:
     def _entry(self, key: str) -> Any:
         """The JSON body stored under ``key``: in a pack (:meth:`put_pack`), else in its own
         file (None: missing, unreadable or not this key's)."""
-        body = self._packed().entry(key)
-        return body if body is not None else self._file_entry(key)
+        packed = self._packed()
+        body = packed.entry(key)
+        if body is None:
+            body = self._file_entry(key)
+            if body is not None:  # (its pack, if the index names one, is gone)
+                packed.own.add(key)
+        return body
 
     def _file_entry(self, key: str) -> Any:
         """The JSON body of ``key``'s own file (None: missing, unreadable or not this key's)."""
@@ -125,8 +130,9 @@ class EntryStore:
         ``:key`` for an entry in its own file — which another cache's index may hold for an
         entry of its own (the phase-2 results a change of the facts keeps: their entries are
         not written again, 4 MB a run after a line moved on the ray wheel)."""
-        where = self._packed().where(key)
-        if where is None:
+        packed = self._packed()
+        where = packed.where(key)
+        if where is None or key in packed.own:
             return f"{REFERENCE}{key}"
         return where if REFERENCE in where else f"{where}{REFERENCE}{key}"
 
@@ -197,6 +203,7 @@ class _Packs:
         self.cache = cache
         self.index: dict[str, str] | None = None
         self.read: dict[str, dict[str, Any]] = {}
+        self.own: set[str] = set()  # entries read from their own files, though indexed
 
     def loaded_index(self) -> dict[str, str]:
         if self.index is None:

@@ -369,6 +369,26 @@ def test_an_index_may_refer_to_another_cache_s_entries(tmp_path: Path) -> None:
     assert third.get_lookups("p3") is None and third.get_lookups("o3") is None
 
 
+def test_an_entry_read_from_its_own_file_is_referred_to_there(tmp_path: Path) -> None:
+    # Indexed in a pack that is gone, an entry read from its own file is where another
+    # cache's index must refer to: not to the lost pack (a miss, and the file analysed again).
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import Cache
+
+    first = Cache(tmp_path, Config()).with_facts("first")
+    first.index_packs(first.put_pack({"entry": {"n": 1}}))
+    first.put_lookups("entry", {"n": 1})  # (also in a file of its own)
+    pack = first.where("entry").partition(":")[0]
+    next(tmp_path.rglob(f"{pack}.json")).unlink()
+    first = Cache(tmp_path, Config()).with_facts("first")
+    assert first.get_lookups("entry") == {"n": 1}
+    assert first.where("entry") == ":entry"
+    second = Cache(tmp_path, Config()).with_facts("second")
+    second.index_packs({"kept": first.where("entry")})
+    second = Cache(tmp_path, Config()).with_facts("second")
+    assert second.get_lookups("kept") == {"n": 1}
+
+
 def test_a_run_in_one_process_packs_a_few_entries_each(tmp_path: Path) -> None:
     """Reading an entry reads its whole pack: a run in one process (one chunk of every file)
     stores its entries in packs of at most PACK_ENTRIES, not in one pack of thousands (an
