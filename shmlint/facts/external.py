@@ -53,9 +53,13 @@ _START = sys.path[0] if sys.path and not getattr(sys.flags, "safe_path", False) 
 
 def search_path() -> list[str]:
     """Where installed modules are looked for: the interpreter's path but the entry the
-    program started from, so ``shmlint`` and ``python -m shmlint`` find the same modules
-    (and share a cache: shmlint/run/salts.py)."""
-    return [entry for entry in sys.path if entry and entry != _START]
+    program started from (its first occurrence: a ``PYTHONPATH`` entry naming the same
+    directory stays), so ``shmlint`` and ``python -m shmlint`` find the same modules (and
+    share a cache: shmlint/run/salts.py)."""
+    entries = list(sys.path)
+    if _START is not None and _START in entries:
+        entries.remove(_START)
+    return [entry for entry in entries if entry]
 
 
 def _find_top(root: str) -> importlib.machinery.ModuleSpec | None:
@@ -85,26 +89,44 @@ class Located(NamedTuple):
     searched: tuple[tuple[str, int], ...] = ()
 
 
-def _stamped(directories: list[str]) -> tuple[tuple[str, int], ...]:
-    stamps = []
-    for directory in directories:
-        try:
-            stamps.append((directory, os.stat(directory).st_mtime_ns))
-        except OSError:
-            continue
-    return tuple(stamps)
+def _stamped(places: list[str]) -> tuple[tuple[str, int], ...]:
+    """Each place with its modification time; a place that does not exist, by the nearest
+    directory above it that does (creating it changes that one)."""
+    stamps: dict[str, int] = {}
+    for place in places:
+        while place:
+            try:
+                stamps.setdefault(place, os.stat(place).st_mtime_ns)
+                break
+            except OSError:
+                above = os.path.dirname(place)
+                place = "" if above == place else above
+    return tuple(stamps.items())
 
 
-def _deepest(location: str, rest: list[str]) -> str:
-    """The deepest directory of ``location/rest[:-1]`` that exists (where ``rest[-1]`` would
-    appear, or the directory above that it would appear in)."""
-    directory = location
-    for part in rest[:-1]:
-        deeper = os.path.join(directory, part)
+def _along(location: str, rest: list[str]) -> list[str]:
+    """The directories a module ``rest`` below ``location`` would be found through, as far
+    as they exist: ``location/a/b`` for ``a.b.c`` holds ``c.py`` or ``c/``, and ``c/``, if it
+    is there, its ``__init__.py``."""
+    found = [location]
+    for part in rest:
+        deeper = os.path.join(found[-1], part)
         if not os.path.isdir(deeper):
             break
-        directory = deeper
-    return directory
+        found.append(deeper)
+    return found
+
+
+def _miss(origin: str | None, locations: list[str], rest: list[str]) -> Located:
+    """A module not found below a package found (``locations``: its directories; ``origin``:
+    its file): noted by where it would appear. A namespace package (no file) gains a portion,
+    or becomes a regular package, anywhere on the path."""
+    places = [place for location in locations for place in _along(location, rest)]
+    if origin is None or origin == "namespace":
+        places += search_path()
+    elif not locations:  # a module, not a package: it becomes one where it is
+        places.append(os.path.dirname(origin))
+    return Located(None, searched=_stamped(places))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -116,29 +138,27 @@ def module_file(module: str) -> Located:
         return Located(None)  # (never looked for: nothing to watch)
     spec = _find_top(root)
     if spec is None:
-        return Located(None, searched=_stamped([e for e in search_path() if os.path.isdir(e)]))
+        return Located(None, searched=_stamped(search_path()))
     origin = spec.origin
+    locations = list(spec.submodule_search_locations or ())
     if not rest:
         if origin and origin.endswith(".py"):
             return Located(Path(origin), origin.endswith("__init__.py"))
-        return Located(None, searched=_stamped([os.path.dirname(origin)] if origin else []))
-    locations = list(spec.submodule_search_locations or ())
+        return _miss(origin, locations, [])
     for location in locations:
         base = Path(location, *rest)
         if base.with_suffix(".py").is_file():
             return Located(base.with_suffix(".py"))
         if (base / "__init__.py").is_file():
             return Located(base / "__init__.py", True)
-    if not locations:  # a module, not a package: it becomes one where it is
-        return Located(None, searched=_stamped([os.path.dirname(origin)] if origin else []))
-    return Located(None, searched=_stamped([_deepest(where, rest) for where in locations]))
+    return _miss(origin, locations, rest)
 
 
-def _located(module: str) -> Located:
-    """:func:`module_file`, looked for again when a directory a miss was found in changed (a
-    long-lived process: the editor's server)."""
+def _located(module: str, again: bool = False) -> Located:
+    """:func:`module_file`, looked for again (``again``, or when a directory a miss was found
+    in changed) in a long-lived process: the editor's server."""
     found = module_file(module)
-    if found.searched and stale(found.searched):
+    if again or (found.searched and stale(found.searched)):
         importlib.invalidate_caches()
         module_file.cache_clear()
         found = module_file(module)
@@ -243,18 +263,29 @@ def _parsed_summary(path: Path, size: int, module: str, is_package: bool) -> Mod
 
 def module_summary(module: str) -> ModuleSummary | None:
     """The summary of an installed module (None: not found, unreadable, or skipped)."""
-    path, is_package, searched = _located(module)
-    if path is None:
+    found = _located(module)
+    stamp = _stamp(found.path)
+    if found.path is not None and stamp is None:  # gone since (uninstalled, or moved)
+        found = _located(module, again=True)
+        stamp = _stamp(found.path)
+    path, is_package, searched = found
+    if path is None or stamp is None:
+        if path is not None:  # (found, and gone again at once: noted by its directory)
+            searched = _stamped([os.path.dirname(path)])
         for tracking in _tracking.blocks:
             tracking.update(searched)
         return None
+    for tracking in _tracking.blocks:
+        tracking[str(path)] = stamp
+    return _summary(path, stamp, module, is_package)
+
+
+def _stamp(path: Path | None) -> int | None:
+    """The modification time of a file found (None: none, or gone)."""
     try:
-        mtime = path.stat().st_mtime_ns
+        return None if path is None else path.stat().st_mtime_ns
     except OSError:
         return None
-    for tracking in _tracking.blocks:
-        tracking[str(path)] = mtime
-    return _summary(path, mtime, module, is_package)
 
 
 def defining_module(name: str, depth: int = 4) -> tuple[ModuleSummary, str] | None:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -411,3 +412,114 @@ def test_nothing_is_looked_up_where_the_program_started(
         assert external.module_file("localpkg").path is None  # where the program started
     finally:
         external.module_file.cache_clear()
+
+
+def _missing_then(
+    monkeypatch: pytest.MonkeyPatch,
+    path: list[Path],
+    module: str,
+    install: typing.Callable[[], None],
+) -> None:
+    """``module`` is not found on ``path``; after ``install``, the directories its miss
+    noted changed, and it is found."""
+    from shmlint.basics.stamps import stale
+    from shmlint.facts import external
+
+    for entry in reversed(path):
+        monkeypatch.syspath_prepend(str(entry))
+    external.module_file.cache_clear()
+    try:
+        with external.tracked() as read:
+            assert external.module_summary(module) is None
+        assert read and not stale(read.items())
+        install()
+        assert stale(read.items())
+        assert external.module_summary(module) is not None  # (looked for again)
+    finally:
+        external.module_file.cache_clear()
+        external._summary.cache_clear()
+
+
+def test_a_namespace_package_becoming_a_regular_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    (site / "nspkg").mkdir(parents=True)
+    (site / "nspkg" / "py.typed").write_text("")
+    _missing_then(
+        monkeypatch, [site], "nspkg", lambda: (site / "nspkg" / "__init__.py").write_text("")
+    )
+
+
+def test_a_namespace_package_gaining_a_portion_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    (one / "nspkg" / "a").mkdir(parents=True)
+    (one / "nspkg" / "a" / "__init__.py").write_text("")
+    two.mkdir()
+
+    def install() -> None:
+        (two / "nspkg").mkdir()
+        (two / "nspkg" / "b.py").write_text("class B:\n    x: int\n")
+
+    _missing_then(monkeypatch, [one, two], "nspkg.b", install)
+
+
+def test_a_directory_becoming_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    (site / "pkg" / "sub" / "outputs").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("")
+    (site / "pkg" / "sub" / "__init__.py").write_text("")
+    outputs = site / "pkg" / "sub" / "outputs" / "__init__.py"
+    _missing_then(monkeypatch, [site], "pkg.sub.outputs", lambda: outputs.write_text(""))
+
+
+def test_a_path_entry_created_later(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    later = tmp_path / "later"
+
+    def install() -> None:
+        (later / "laterpkg").mkdir(parents=True)
+        (later / "laterpkg" / "__init__.py").write_text("")
+
+    _missing_then(monkeypatch, [later], "laterpkg", install)
+
+
+def test_a_found_module_moved_by_an_upgrade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found once (in a long-lived process), then the upgrade makes the module a package: it
+    # is looked for again, not taken as gone (a miss noting nothing).
+    from shmlint.facts import external
+
+    site = tmp_path / "site"
+    (site / "mvpkg").mkdir(parents=True)
+    (site / "mvpkg" / "__init__.py").write_text("")
+    module = site / "mvpkg" / "outputs.py"
+    module.write_text("class Out:\n    x: int\n")
+    monkeypatch.syspath_prepend(str(site))
+    external.module_file.cache_clear()
+    try:
+        assert external.module_summary("mvpkg.outputs") is not None
+        module.unlink()
+        (site / "mvpkg" / "outputs").mkdir()
+        (site / "mvpkg" / "outputs" / "__init__.py").write_text("class Out:\n    x: int\n")
+        moved = external.module_summary("mvpkg.outputs")
+        assert moved is not None and moved.path.endswith("__init__.py")
+        (site / "mvpkg" / "outputs" / "__init__.py").unlink()  # uninstalled: a miss, noted
+        with external.tracked() as read:
+            assert external.module_summary("mvpkg.outputs") is None
+        assert str(site / "mvpkg" / "outputs") in read
+    finally:
+        external.module_file.cache_clear()
+        external._summary.cache_clear()
+
+
+def test_a_python_path_entry_naming_the_start_directory_stays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shmlint.facts import external
+
+    monkeypatch.setattr(external, "_START", "/start")
+    monkeypatch.setattr(sys, "path", ["/start", "/site", "/start"])
+    assert external.search_path() == ["/site", "/start"]
