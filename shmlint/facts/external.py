@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from shmlint.basics.names import Scope, walrus_lines
-from shmlint.basics.stamps import stale
+from shmlint.basics.stamps import ABSENT, stale
 from shmlint.facts.collect import summarize_syntax
 from shmlint.facts.summary import ModuleSummary
 
@@ -90,17 +90,13 @@ class Located(NamedTuple):
 
 
 def _stamped(places: list[str]) -> tuple[tuple[str, int], ...]:
-    """Each place with its modification time; a place that does not exist, by the nearest
-    directory above it that does (creating it changes that one)."""
+    """Each place with its modification time (:data:`ABSENT`: it does not exist yet)."""
     stamps: dict[str, int] = {}
-    for place in places:
-        while place:
-            try:
-                stamps.setdefault(place, os.stat(place).st_mtime_ns)
-                break
-            except OSError:
-                above = os.path.dirname(place)
-                place = "" if above == place else above
+    for place in map(os.path.abspath, places):
+        try:
+            stamps.setdefault(place, os.stat(place).st_mtime_ns)
+        except OSError:
+            stamps.setdefault(place, ABSENT)
     return tuple(stamps.items())
 
 
@@ -142,15 +138,16 @@ def module_file(module: str) -> Located:
     origin = spec.origin
     locations = list(spec.submodule_search_locations or ())
     if not rest:
-        if origin and origin.endswith(".py"):
+        # (A source file: not one in a zip archive, which no stat finds.)
+        if origin and origin.endswith(".py") and os.path.isfile(origin):
             return Located(Path(origin), origin.endswith("__init__.py"))
         return _miss(origin, locations, [])
     for location in locations:
         base = Path(location, *rest)
+        if (base / "__init__.py").is_file():  # (a package wins over a module, as in Python)
+            return Located(base / "__init__.py", True)
         if base.with_suffix(".py").is_file():
             return Located(base.with_suffix(".py"))
-        if (base / "__init__.py").is_file():
-            return Located(base / "__init__.py", True)
     return _miss(origin, locations, rest)
 
 

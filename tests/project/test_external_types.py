@@ -523,3 +523,68 @@ def test_a_python_path_entry_naming_the_start_directory_stays(
     monkeypatch.setattr(external, "_START", "/start")
     monkeypatch.setattr(sys, "path", ["/start", "/site", "/start"])
     assert external.search_path() == ["/site", "/start"]
+
+
+def test_a_path_entry_not_there_is_not_watched_by_its_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The entry is noted as absent: files coming and going in the directory above it (the
+    # project, /tmp) leave the answer standing; the entry appearing does not.
+    from shmlint.basics.stamps import stale
+    from shmlint.facts import external
+
+    monkeypatch.syspath_prepend(str(tmp_path / "absent" / "lib"))
+    external.module_file.cache_clear()
+    try:
+        with external.tracked() as read:
+            assert external.module_summary("nowhere_installed_pkg") is None
+        (tmp_path / "unrelated.txt").write_text("")
+        assert str(tmp_path / "absent" / "lib") in read and not stale(read.items())
+        (tmp_path / "absent" / "lib").mkdir(parents=True)
+        assert stale(read.items())
+    finally:
+        external.module_file.cache_clear()
+
+
+def test_a_package_wins_over_a_module_of_the_same_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As Python imports it: `mod/__init__.py` before `mod.py` (a leftover of an upgrade).
+    from shmlint.facts import external
+
+    site = tmp_path / "site"
+    (site / "twopkg" / "mod").mkdir(parents=True)
+    (site / "twopkg" / "__init__.py").write_text("")
+    (site / "twopkg" / "mod.py").write_text("")
+    (site / "twopkg" / "mod" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(site))
+    external.module_file.cache_clear()
+    try:
+        found = external.module_file("twopkg.mod")
+        assert found.path == site / "twopkg" / "mod" / "__init__.py" and found.package
+    finally:
+        external.module_file.cache_clear()
+
+
+def test_a_module_in_a_zip_archive_is_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its origin names a file no stat finds: not a file found and gone (looked for again and
+    # again, every cached lookup dropped each time), a miss.
+    import zipfile
+
+    from shmlint.facts import external
+
+    archive = tmp_path / "site.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("zpkg/__init__.py", "class Z:\n    x: int\n")
+    monkeypatch.syspath_prepend(str(archive))
+    external.module_file.cache_clear()
+    try:
+        assert external.module_file("zpkg").path is None
+        external.module_file("another_missing_pkg")
+        assert external.module_summary("zpkg") is None
+        assert external.module_summary("zpkg") is None
+        assert external.module_file.cache_info().currsize == 2  # nothing dropped
+    finally:
+        external.module_file.cache_clear()
