@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,20 @@ class Plugin:
     def stats(self, ref) -> Stats:
         return ray.get(ref)
 """
+
+
+@pytest.fixture(autouse=True)
+def _lookups_forgotten() -> Iterator[None]:
+    """Each test looks installed modules up afresh, and leaves no lookup behind (another
+    test's packages of the same names live elsewhere)."""
+    from shmlint.facts import classes, external
+
+    caches = (external.module_file, external._summary, classes._external_class)
+    for cached in caches:
+        cached.cache_clear()
+    yield
+    for cached in caches:
+        cached.cache_clear()
 
 
 @pytest.fixture
@@ -237,23 +252,19 @@ def test_installed_summaries_are_kept_in_the_cache(
         with external.stored_in(cache):
             return external.module_summary("extpkg.outputs")
 
-    try:
-        first = summary()
-        assert first is not None and len(parsed) == 1
-        assert summary() == first and len(parsed) == 1  # read from the cache
-        assert summary() == first and len(parsed) == 1
-        outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
-        outputs.write_text(OUTPUTS.replace("class Stats", "class Counters"))
-        stat = outputs.stat()
-        os.utime(outputs, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-        changed = summary()
-        assert len(parsed) == 2 and changed != first  # the file changed: parsed again
-        external.module_file.cache_clear()
-        external._summary.cache_clear()
-        assert external.module_summary("extpkg.outputs") == changed and len(parsed) == 3
-    finally:
-        external.module_file.cache_clear()
-        external._summary.cache_clear()
+    first = summary()
+    assert first is not None and len(parsed) == 1
+    assert summary() == first and len(parsed) == 1  # read from the cache
+    assert summary() == first and len(parsed) == 1
+    outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
+    outputs.write_text(OUTPUTS.replace("class Stats", "class Counters"))
+    stat = outputs.stat()
+    os.utime(outputs, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    changed = summary()
+    assert len(parsed) == 2 and changed != first  # the file changed: parsed again
+    external.module_file.cache_clear()
+    external._summary.cache_clear()
+    assert external.module_summary("extpkg.outputs") == changed and len(parsed) == 3
 
 
 def test_two_environments_sharing_a_cache_keep_apart(plugin: Path) -> None:
@@ -270,26 +281,17 @@ def test_a_long_lived_process_reads_a_changed_class_again(
 ) -> None:
     # The language server looks classes up for hours: a package upgraded meanwhile is read
     # again, not served from the process's memory.
-    from shmlint.facts import classes, external
     from shmlint.facts.classes import ExternalClasses
     from shmlint.facts.evidence import Evidence, TypeTables
 
-    def clear() -> None:  # (another test's extpkg, elsewhere)
-        for cached in (external.module_file, external._summary, classes._external_class):
-            cached.cache_clear()
-
     monkeypatch.syspath_prepend(str(plugin.parent / "site"))
-    clear()
-    try:
-        lookup = ExternalClasses(TypeTables.for_options(Options())).lookup
-        before = lookup("extpkg.outputs.ModelRunnerOutput")
-        assert before is not None and before.evidence is Evidence.ARRAYS
-        outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
-        _touched(outputs, OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
-        after = lookup("extpkg.outputs.ModelRunnerOutput")
-        assert after is not None and after.evidence is not Evidence.ARRAYS
-    finally:
-        clear()
+    lookup = ExternalClasses(TypeTables.for_options(Options())).lookup
+    before = lookup("extpkg.outputs.ModelRunnerOutput")
+    assert before is not None and before.evidence is Evidence.ARRAYS
+    outputs = plugin.parent / "site" / "extpkg" / "outputs.py"
+    _touched(outputs, OUTPUTS.replace("logprobs: np.ndarray", "logprobs: list[float]"))
+    after = lookup("extpkg.outputs.ModelRunnerOutput")
+    assert after is not None and after.evidence is not Evidence.ARRAYS
 
 
 @pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
@@ -315,32 +317,24 @@ def test_a_warm_run_notices_a_missing_package_installed(
 def test_a_long_lived_process_finds_a_package_installed_meanwhile(
     plugin: Path, monkeypatch: pytest.MonkeyPatch, missing: str
 ) -> None:
-    from shmlint.facts import classes, external
+    from shmlint.facts import external
     from shmlint.facts.classes import ExternalClasses
     from shmlint.facts.evidence import Evidence, TypeTables
-
-    def clear() -> None:
-        for cached in (external.module_file, external._summary, classes._external_class):
-            cached.cache_clear()
 
     site = plugin.parent / "site"
     moved = {"module": site / "extpkg" / "outputs.py", "package": site / "extpkg"}[missing]
     aside = plugin.parent / "aside"
     moved.rename(aside)
     monkeypatch.syspath_prepend(str(site))
-    clear()
-    try:
-        lookup = ExternalClasses(TypeTables.for_options(Options())).lookup
-        with external.tracked() as read:
-            assert lookup("extpkg.outputs.ModelRunnerOutput") is None
-        searched = str(site / "extpkg") if missing == "module" else str(site)
-        assert searched in read  # where it was looked for, stamped
-        assert lookup("extpkg.outputs.ModelRunnerOutput") is None  # (served from memory)
-        aside.rename(moved)
-        found = lookup("extpkg.outputs.ModelRunnerOutput")
-        assert found is not None and found.evidence is Evidence.ARRAYS
-    finally:
-        clear()
+    lookup = ExternalClasses(TypeTables.for_options(Options())).lookup
+    with external.tracked() as read:
+        assert lookup("extpkg.outputs.ModelRunnerOutput") is None
+    searched = str(site / "extpkg") if missing == "module" else str(site)
+    assert searched in read  # where it was looked for, stamped
+    assert lookup("extpkg.outputs.ModelRunnerOutput") is None  # (served from memory)
+    aside.rename(moved)
+    found = lookup("extpkg.outputs.ModelRunnerOutput")
+    assert found is not None and found.evidence is Evidence.ARRAYS
 
 
 def test_a_missing_package_is_not_watched_for_where_the_program_started(
@@ -357,14 +351,10 @@ def test_a_missing_package_is_not_watched_for_where_the_program_started(
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.syspath_prepend(str(start))
     monkeypatch.setattr(external, "_START", str(start))
-    external.module_file.cache_clear()
-    try:
-        found = external.module_file("not_installed_anywhere.outputs")
-        assert found.path is None
-        searched = dict(found.searched)
-        assert str(site) in searched and str(start) not in searched
-    finally:
-        external.module_file.cache_clear()
+    found = external.module_file("not_installed_anywhere.outputs")
+    assert found.path is None
+    searched = dict(found.searched)
+    assert str(site) in searched and str(start) not in searched
 
 
 def test_a_thread_s_lookups_are_noted_in_its_own_blocks_only() -> None:
@@ -404,14 +394,10 @@ def test_nothing_is_looked_up_where_the_program_started(
     (start / "localpkg").mkdir(parents=True)
     (start / "localpkg" / "__init__.py").write_text("class Local:\n    x: int\n")
     monkeypatch.syspath_prepend(str(start))
+    assert external.module_file("localpkg").path is not None  # on the path: found
+    monkeypatch.setattr(external, "_START", str(start))
     external.module_file.cache_clear()
-    try:
-        assert external.module_file("localpkg").path is not None  # on the path: found
-        monkeypatch.setattr(external, "_START", str(start))
-        external.module_file.cache_clear()
-        assert external.module_file("localpkg").path is None  # where the program started
-    finally:
-        external.module_file.cache_clear()
+    assert external.module_file("localpkg").path is None  # where the program started
 
 
 def _missing_then(
@@ -427,17 +413,12 @@ def _missing_then(
 
     for entry in reversed(path):
         monkeypatch.syspath_prepend(str(entry))
-    external.module_file.cache_clear()
-    try:
-        with external.tracked() as read:
-            assert external.module_summary(module) is None
-        assert read and not stale(read.items())
-        install()
-        assert stale(read.items())
-        assert external.module_summary(module) is not None  # (looked for again)
-    finally:
-        external.module_file.cache_clear()
-        external._summary.cache_clear()
+    with external.tracked() as read:
+        assert external.module_summary(module) is None
+    assert read and not stale(read.items())
+    install()
+    assert stale(read.items())
+    assert external.module_summary(module) is not None  # (looked for again)
 
 
 def test_a_namespace_package_becoming_a_regular_one(
@@ -498,21 +479,16 @@ def test_a_found_module_moved_by_an_upgrade(
     module = site / "mvpkg" / "outputs.py"
     module.write_text("class Out:\n    x: int\n")
     monkeypatch.syspath_prepend(str(site))
-    external.module_file.cache_clear()
-    try:
-        assert external.module_summary("mvpkg.outputs") is not None
-        module.unlink()
-        (site / "mvpkg" / "outputs").mkdir()
-        (site / "mvpkg" / "outputs" / "__init__.py").write_text("class Out:\n    x: int\n")
-        moved = external.module_summary("mvpkg.outputs")
-        assert moved is not None and moved.path.endswith("__init__.py")
-        (site / "mvpkg" / "outputs" / "__init__.py").unlink()  # uninstalled: a miss, noted
-        with external.tracked() as read:
-            assert external.module_summary("mvpkg.outputs") is None
-        assert str(site / "mvpkg" / "outputs") in read
-    finally:
-        external.module_file.cache_clear()
-        external._summary.cache_clear()
+    assert external.module_summary("mvpkg.outputs") is not None
+    module.unlink()
+    (site / "mvpkg" / "outputs").mkdir()
+    (site / "mvpkg" / "outputs" / "__init__.py").write_text("class Out:\n    x: int\n")
+    moved = external.module_summary("mvpkg.outputs")
+    assert moved is not None and moved.path.endswith("__init__.py")
+    (site / "mvpkg" / "outputs" / "__init__.py").unlink()  # uninstalled: a miss, noted
+    with external.tracked() as read:
+        assert external.module_summary("mvpkg.outputs") is None
+    assert str(site / "mvpkg" / "outputs") in read
 
 
 def test_a_python_path_entry_naming_the_start_directory_stays(
@@ -534,16 +510,12 @@ def test_a_path_entry_not_there_is_not_watched_by_its_parent(
     from shmlint.facts import external
 
     monkeypatch.syspath_prepend(str(tmp_path / "absent" / "lib"))
-    external.module_file.cache_clear()
-    try:
-        with external.tracked() as read:
-            assert external.module_summary("nowhere_installed_pkg") is None
-        (tmp_path / "unrelated.txt").write_text("")
-        assert str(tmp_path / "absent" / "lib") in read and not stale(read.items())
-        (tmp_path / "absent" / "lib").mkdir(parents=True)
-        assert stale(read.items())
-    finally:
-        external.module_file.cache_clear()
+    with external.tracked() as read:
+        assert external.module_summary("nowhere_installed_pkg") is None
+    (tmp_path / "unrelated.txt").write_text("")
+    assert str(tmp_path / "absent" / "lib") in read and not stale(read.items())
+    (tmp_path / "absent" / "lib").mkdir(parents=True)
+    assert stale(read.items())
 
 
 def test_a_package_wins_over_a_module_of_the_same_name(
@@ -558,12 +530,8 @@ def test_a_package_wins_over_a_module_of_the_same_name(
     (site / "twopkg" / "mod.py").write_text("")
     (site / "twopkg" / "mod" / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(site))
-    external.module_file.cache_clear()
-    try:
-        found = external.module_file("twopkg.mod")
-        assert found.path == site / "twopkg" / "mod" / "__init__.py" and found.package
-    finally:
-        external.module_file.cache_clear()
+    found = external.module_file("twopkg.mod")
+    assert found.path == site / "twopkg" / "mod" / "__init__.py" and found.package
 
 
 def test_a_module_in_a_zip_archive_is_not_found(
@@ -579,12 +547,8 @@ def test_a_module_in_a_zip_archive_is_not_found(
     with zipfile.ZipFile(archive, "w") as zipped:
         zipped.writestr("zpkg/__init__.py", "class Z:\n    x: int\n")
     monkeypatch.syspath_prepend(str(archive))
-    external.module_file.cache_clear()
-    try:
-        assert external.module_file("zpkg").path is None
-        external.module_file("another_missing_pkg")
-        assert external.module_summary("zpkg") is None
-        assert external.module_summary("zpkg") is None
-        assert external.module_file.cache_info().currsize == 2  # nothing dropped
-    finally:
-        external.module_file.cache_clear()
+    assert external.module_file("zpkg").path is None
+    external.module_file("another_missing_pkg")
+    assert external.module_summary("zpkg") is None
+    assert external.module_summary("zpkg") is None
+    assert external.module_file.cache_info().currsize == 2  # nothing dropped
