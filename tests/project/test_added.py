@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -245,76 +246,51 @@ def test_a_function_whose_body_makes_a_handle_is_left_to_the_merge(tmp_path: Pat
 
 
 def test_a_function_rating_a_class_the_facts_lack_is_left_to_the_merge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, installed_outputs: Callable[[str], None]
 ) -> None:
     # Its annotation names an installed class nothing rated yet: the merge rates it into the
     # facts' classes.
-    from shmlint.facts import classes, external
-
-    site = tmp_path / "site" / "extpkg"
-    site.mkdir(parents=True)
-    (site / "__init__.py").write_text("")
-    (site / "outputs.py").write_text("import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    for cached in (external.module_file, external._summary, classes._external_class):
-        cached.cache_clear()
+    installed_outputs("import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n")
     project = tmp_path / "project"
     project.mkdir()
     mod = _tree(project, {"mod": ACTOR + "\n\nfrom extpkg.outputs import Out\n"})
-    try:
-        config = Config(root=project)
-        before = merged_facts(project, config)
-        old = _item(mod, config)
-        _refused(project, mod, "\n\ndef _added(x) -> Out:\n    return x\n")
-        new = _item(mod, config)
-        assert old is not None and new is not None and old.summary and new.summary
-        # (Its question about the class, set aside: rating its annotation refuses it too.)
-        added = added_functions(old.summary, new.summary, [], [])
-        assert added is not None
-        tables = TypeTables.for_options(Options())
-        assert rated_returns(added, before, tables, external=True) is None
-        assert rated_returns(added, before, tables, external=False) == {
-            "pkg.mod._added": ReturnFact(Evidence.UNKNOWN, "Out", False, ())
-        }
-    finally:
-        for cached in (external.module_file, external._summary, classes._external_class):
-            cached.cache_clear()
+    config = Config(root=project)
+    before = merged_facts(project, config)
+    old = _item(mod, config)
+    _refused(project, mod, "\n\ndef _added(x) -> Out:\n    return x\n")
+    new = _item(mod, config)
+    assert old is not None and new is not None and old.summary and new.summary
+    # (Its question about the class, set aside: rating its annotation refuses it too.)
+    added = added_functions(old.summary, new.summary, [], [])
+    assert added is not None
+    tables = TypeTables.for_options(Options())
+    assert rated_returns(added, before, tables, external=True) is None
+    assert rated_returns(added, before, tables, external=False) == {
+        "pkg.mod._added": ReturnFact(Evidence.UNKNOWN, "Out", False, ())
+    }
 
 
 def test_a_function_whose_annotation_reads_an_installed_module_is_left_to_the_merge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, installed_outputs: Callable[[str], None]
 ) -> None:
     # Its annotation names an installed alias (no class): the merge notes the file it read
     # among the facts' installed files (as a review found for removals).
-    from shmlint.facts import classes, external
-
-    site = tmp_path / "site" / "extpkg"
-    site.mkdir(parents=True)
-    (site / "__init__.py").write_text("")
-    (site / "outputs.py").write_text("Alias = dict\n")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    caches = (external.module_file, external._summary, classes._external_class)
-    for cached in caches:
-        cached.cache_clear()
+    installed_outputs("Alias = dict\n")
     project = tmp_path / "project"
     project.mkdir()
     mod = _tree(project, {"mod": ACTOR + "\n\nfrom extpkg.outputs import Alias\n"})
-    try:
-        config = Config(root=project)
-        before = merged_facts(project, config)
-        old = _item(mod, config)
-        _refused(project, mod, "\n\ndef _added(x) -> Alias:\n    return x\n")
-        new = _item(mod, config)
-        assert old is not None and new is not None and old.summary and new.summary
-        # (Its question about the name, set aside: rating its annotation refuses it too.)
-        added = added_functions(old.summary, new.summary, [], [])
-        assert added is not None
-        tables = TypeTables.for_options(Options())
-        assert rated_returns(added, before, tables, external=True) is None
-        assert rated_returns(added, before, tables, external=False) is not None
-    finally:
-        for cached in caches:
-            cached.cache_clear()
+    config = Config(root=project)
+    before = merged_facts(project, config)
+    old = _item(mod, config)
+    _refused(project, mod, "\n\ndef _added(x) -> Alias:\n    return x\n")
+    new = _item(mod, config)
+    assert old is not None and new is not None and old.summary and new.summary
+    # (Its question about the name, set aside: rating its annotation refuses it too.)
+    added = added_functions(old.summary, new.summary, [], [])
+    assert added is not None
+    tables = TypeTables.for_options(Options())
+    assert rated_returns(added, before, tables, external=True) is None
+    assert rated_returns(added, before, tables, external=False) is not None
 
 
 def _stands(facts: ProjectFacts, index: FactsIndex) -> bool:

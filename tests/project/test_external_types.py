@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import typing
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,20 +50,6 @@ class Plugin:
     def stats(self, ref) -> Stats:
         return ray.get(ref)
 """
-
-
-@pytest.fixture(autouse=True)
-def _lookups_forgotten() -> Iterator[None]:
-    """Each test looks installed modules up afresh, and leaves no lookup behind (another
-    test's packages of the same names live elsewhere)."""
-    from shmlint.facts import classes, external
-
-    caches = (external.module_file, external._summary, classes._external_class)
-    for cached in caches:
-        cached.cache_clear()
-    yield
-    for cached in caches:
-        cached.cache_clear()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -211,23 +212,12 @@ def test_a_function_whose_body_reaches_a_deferred_module_is_left_to_the_merge(
 
 @pytest.mark.parametrize("named", ["Out", "Alias"], ids=["a class", "an alias (no class)"])
 def test_a_function_rating_an_installed_name_is_left_to_the_merge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
+    tmp_path: Path, installed_outputs: Callable[[str], None], named: str
 ) -> None:
     # Its annotation names an installed class nothing else rates: the merge rated it into the
     # facts' classes for it alone; or another installed name: the merge noted the file it read
     # (found by a review).
-    from shmlint.facts import classes, external
-
-    site = tmp_path / "site" / "extpkg"
-    site.mkdir(parents=True)
-    (site / "__init__.py").write_text("")
-    (site / "outputs.py").write_text(
-        "import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n\n\nAlias = dict\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    caches = (external.module_file, external._summary, classes._external_class)
-    for cached in caches:
-        cached.cache_clear()
+    installed_outputs("import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n\n\nAlias = dict\n")
     project = tmp_path / "project"
     removed = f"def gone(x) -> {named}:\n    return x\n"
     files = {
@@ -235,11 +225,7 @@ def test_a_function_rating_an_installed_name_is_left_to_the_merge(
         "pkg/mod.py": f"import ray\nfrom extpkg.outputs import {named}\n\n\n{removed}",
     }
     _files(project, files)
-    try:
-        _refused_removal(project, project / "pkg" / "mod.py", removed)
-    finally:
-        for cached in caches:
-            cached.cache_clear()
+    _refused_removal(project, project / "pkg" / "mod.py", removed)
 
 
 def _shrunk(facts: ProjectFacts) -> Growth | None:

@@ -668,8 +668,6 @@ def test_a_file_whose_own_answers_name_a_moved_line_runs_the_project(
     alone. Lines moved in pkg/outputs.py then change its finding: the project runs."""
     import importlib
 
-    from shmlint.facts import external
-
     tree = tmp_path / "tree"
     (tree / "pkg").mkdir(parents=True)
     (tree / "pkg" / "__init__.py").write_text("")
@@ -678,20 +676,16 @@ def test_a_file_whose_own_answers_name_a_moved_line_runs_the_project(
     (tree / "pkg" / "detach.py").write_text(DETACH)
     monkeypatch.syspath_prepend(str(tree))
     importlib.invalidate_caches()
-    external.module_file.cache_clear()
-    try:
-        options = ("--min-confidence", "medium")
-        cache = ("--cache-dir", str(tmp_path / "cache"), *options)
-        before = _check(tree, capsys, *cache)
-        assert f"declared at {outputs}:9)" in str([f["message"] for f in before])
-        outputs.write_text("# moved\n" + OUTPUTS)
-        full = _full_runs(monkeypatch)
-        warm = _check(tree, capsys, *cache)
-        assert len(full) == 1
-        assert f"declared at {outputs}:10)" in str([f["message"] for f in warm])
-        assert warm == _check(tree, capsys, "--no-cache", *options)
-    finally:
-        external.module_file.cache_clear()
+    options = ("--min-confidence", "medium")
+    cache = ("--cache-dir", str(tmp_path / "cache"), *options)
+    before = _check(tree, capsys, *cache)
+    assert f"declared at {outputs}:9)" in str([f["message"] for f in before])
+    outputs.write_text("# moved\n" + OUTPUTS)
+    full = _full_runs(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert len(full) == 1
+    assert f"declared at {outputs}:10)" in str([f["message"] for f in warm])
+    assert warm == _check(tree, capsys, "--no-cache", *options)
 
 
 def test_an_undone_move_takes_the_facts_stored_for_its_bytes(
@@ -749,8 +743,6 @@ def test_moved_lines_and_an_installed_class_that_changed(
     import importlib
     import os
 
-    from shmlint.facts import external
-
     site = tmp_path / "site"
     (site / "extpkg").mkdir(parents=True)
     installed = site / "extpkg" / "__init__.py"
@@ -761,7 +753,6 @@ def test_moved_lines_and_an_installed_class_that_changed(
         (tree / "pkg" / name).write_text(text)
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
-    external.module_file.cache_clear()
 
     def int_field() -> None:
         installed.write_text(ARRAY_OUT + "    x: int\n")
@@ -773,17 +764,14 @@ def test_moved_lines_and_an_installed_class_that_changed(
         steps = ["# moved\n" + READS, int_field, READS]
     options = ("--min-confidence", "medium")
     cache = ("--cache-dir", str(tmp_path / "cache"), *options)
-    try:
-        _check(tree, capsys, *cache)
-        for step in steps:
-            if callable(step):
-                step()
-            else:
-                reads.write_text(step)
-            assert _check(tree, capsys, *cache) == _check(tree, capsys, "--no-cache", *options)
-        assert "holds arrays (`x`)" not in str(_check(tree, capsys, *cache))
-    finally:
-        external.module_file.cache_clear()
+    _check(tree, capsys, *cache)
+    for step in steps:
+        if callable(step):
+            step()
+        else:
+            reads.write_text(step)
+        assert _check(tree, capsys, *cache) == _check(tree, capsys, "--no-cache", *options)
+    assert "holds arrays (`x`)" not in str(_check(tree, capsys, *cache))
 
 
 def test_lines_moved_recheck_only_the_files_whose_lookups_name_a_moved_class(
