@@ -245,29 +245,38 @@ def test_a_function_whose_body_makes_a_handle_is_left_to_the_merge(tmp_path: Pat
     _refused(tmp_path, mod, "\n\ndef _added(actor):\n    return actor.step.remote()\n")
 
 
+def _rated_installed(
+    tmp_path: Path, installed_outputs: Callable[[str], None], outputs: str, name: str
+) -> tuple[dict[str, ReturnFact] | None, dict[str, ReturnFact] | None]:
+    """A function ``-> name`` added, ``name`` imported from an installed module holding
+    ``outputs``: left to the merge; and its rated returns with external types on, and off."""
+    installed_outputs(outputs)
+    project = tmp_path / "project"
+    project.mkdir()
+    mod = _tree(project, {"mod": ACTOR + f"\n\nfrom extpkg.outputs import {name}\n"})
+    config = Config(root=project)
+    before = merged_facts(project, config)
+    old = _item(mod, config)
+    _refused(project, mod, f"\n\ndef _added(x) -> {name}:\n    return x\n")
+    new = _item(mod, config)
+    assert old is not None and new is not None and old.summary and new.summary
+    # (Its question about the name, set aside: rating its annotation refuses it too.)
+    added = added_functions(old.summary, new.summary, [], [])
+    assert added is not None
+    tables = TypeTables.for_options(Options())
+    on = rated_returns(added, before, tables, external=True)
+    return on, rated_returns(added, before, tables, external=False)
+
+
 def test_a_function_rating_a_class_the_facts_lack_is_left_to_the_merge(
     tmp_path: Path, installed_outputs: Callable[[str], None]
 ) -> None:
     # Its annotation names an installed class nothing rated yet: the merge rates it into the
     # facts' classes.
-    installed_outputs("import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n")
-    project = tmp_path / "project"
-    project.mkdir()
-    mod = _tree(project, {"mod": ACTOR + "\n\nfrom extpkg.outputs import Out\n"})
-    config = Config(root=project)
-    before = merged_facts(project, config)
-    old = _item(mod, config)
-    _refused(project, mod, "\n\ndef _added(x) -> Out:\n    return x\n")
-    new = _item(mod, config)
-    assert old is not None and new is not None and old.summary and new.summary
-    # (Its question about the class, set aside: rating its annotation refuses it too.)
-    added = added_functions(old.summary, new.summary, [], [])
-    assert added is not None
-    tables = TypeTables.for_options(Options())
-    assert rated_returns(added, before, tables, external=True) is None
-    assert rated_returns(added, before, tables, external=False) == {
-        "pkg.mod._added": ReturnFact(Evidence.UNKNOWN, "Out", False, ())
-    }
+    outputs = "import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n"
+    on, off = _rated_installed(tmp_path, installed_outputs, outputs, "Out")
+    assert on is None
+    assert off == {"pkg.mod._added": ReturnFact(Evidence.UNKNOWN, "Out", False, ())}
 
 
 def test_a_function_whose_annotation_reads_an_installed_module_is_left_to_the_merge(
@@ -275,22 +284,9 @@ def test_a_function_whose_annotation_reads_an_installed_module_is_left_to_the_me
 ) -> None:
     # Its annotation names an installed alias (no class): the merge notes the file it read
     # among the facts' installed files (as a review found for removals).
-    installed_outputs("Alias = dict\n")
-    project = tmp_path / "project"
-    project.mkdir()
-    mod = _tree(project, {"mod": ACTOR + "\n\nfrom extpkg.outputs import Alias\n"})
-    config = Config(root=project)
-    before = merged_facts(project, config)
-    old = _item(mod, config)
-    _refused(project, mod, "\n\ndef _added(x) -> Alias:\n    return x\n")
-    new = _item(mod, config)
-    assert old is not None and new is not None and old.summary and new.summary
-    # (Its question about the name, set aside: rating its annotation refuses it too.)
-    added = added_functions(old.summary, new.summary, [], [])
-    assert added is not None
-    tables = TypeTables.for_options(Options())
-    assert rated_returns(added, before, tables, external=True) is None
-    assert rated_returns(added, before, tables, external=False) is not None
+    on, off = _rated_installed(tmp_path, installed_outputs, "Alias = dict\n", "Alias")
+    assert on is None
+    assert off is not None
 
 
 def _stands(facts: ProjectFacts, index: FactsIndex) -> bool:
