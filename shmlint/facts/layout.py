@@ -1,13 +1,13 @@
 """Module names from the package layout, as the import system would see them.
 
 A file's package is the chain of directories holding ``__init__.py`` above it (``pkg/sub/m.py``
-with both ``__init__.py`` files is ``pkg.sub.m``). Under a ``src/`` directory of the project
-root, directories without ``__init__.py`` are namespace packages (PEP 420), so
-``src/ns/pkg/m.py`` is ``ns.pkg.m`` too. Elsewhere a directory without ``__init__.py`` is not a
-package (a script directory): ``examples/m.py`` is ``m``. This is what ruff assumes without its
-``namespace-packages`` setting; a corpus unpacked under ``.corpus/vllm-0.19.1/vllm/`` is
-``vllm.*``.
-"""
+with both ``__init__.py`` files is ``pkg.sub.m``). A directory without ``__init__.py`` inside a
+regular package is a namespace package (PEP 420: ``pkg/gen/m.py`` with only ``pkg/__init__.py``
+is imported as ``pkg.gen.m``, as Ray's ``ray/serve/generated/`` is), up to the project root.
+Under a ``src/`` directory of the project root, directories without ``__init__.py`` are
+namespace packages too, so ``src/ns/pkg/m.py`` is ``ns.pkg.m``. Elsewhere a directory without
+``__init__.py`` is not a package (a script directory): ``examples/m.py`` is ``m``. A corpus
+unpacked under ``.corpus/vllm-0.19.1/vllm/`` is ``vllm.*``."""
 
 from __future__ import annotations
 
@@ -21,6 +21,41 @@ def _is_package(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, "__init__.py"))
 
 
+def _portions(directory: str, root: str | None) -> list[str]:
+    """The names of the directories without ``__init__.py`` from ``directory`` up to a
+    regular package holding them (``pkg/gen/m.py`` with only ``pkg/__init__.py``: ``gen``,
+    imported as ``pkg.gen.m``); none when no regular package holds them (a script
+    directory), or one of them is no identifier or not below ``root``."""
+    names: list[str] = []
+    while not _is_package(directory):
+        parent, name = os.path.split(directory)
+        if parent == directory or not name.isidentifier():
+            return []
+        if root is not None and not directory.startswith(root.rstrip(os.sep) + os.sep):
+            return []
+        names.insert(0, name)
+        directory = parent
+    return names
+
+
+def _packages(directory: str, root: str | None) -> tuple[str, list[str]]:
+    """The packages holding ``directory`` (itself included), outermost first: regular ones,
+    and namespace ones inside a regular one; with the directory above the outermost."""
+    names: list[str] = []
+    while True:
+        while _is_package(directory):
+            directory, name = os.path.split(directory)
+            names.insert(0, name)
+            if not name:
+                return directory, names
+        portions = _portions(directory, root)
+        if not portions:
+            return directory, names
+        names[:0] = portions
+        for _ in portions:
+            directory = os.path.dirname(directory)
+
+
 def module_name(path: str, root: Path | None = None) -> tuple[str, bool]:
     """``(dotted module name, is_package)`` of the file at ``path`` (``is_package`` for an
     ``__init__.py``, whose module is its directory)."""
@@ -29,11 +64,8 @@ def module_name(path: str, root: Path | None = None) -> tuple[str, bool]:
     stem = filename[:-3] if filename.endswith(".py") else filename
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
-    while _is_package(directory):
-        directory, name = os.path.split(directory)
-        parts.insert(0, name)
-        if not name:
-            break
+    directory, packages = _packages(directory, None if root is None else os.path.abspath(root))
+    parts[:0] = packages
     if root is not None:
         src = os.path.join(os.path.abspath(root), "src")
         # Namespace packages: only between `src/` and the regular package found above.

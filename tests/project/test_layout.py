@@ -49,3 +49,37 @@ def test_relative_imports() -> None:
     assert absolute_import(".x", "pkg.sub", True) == "pkg.sub.x"
     assert absolute_import(".", "pkg.sub", True) == "pkg.sub"
     assert absolute_import("ray.get", "pkg.mod", False) == "ray.get"
+
+
+def test_a_directory_without_init_inside_a_package_is_a_namespace_package(tmp_path: Path) -> None:
+    """PEP 420: ``pkg/gen/m.py`` with only ``pkg/__init__.py`` is imported as ``pkg.gen.m``
+    (Ray's ``ray/serve/generated/``, SkyRL's ``skyrl_gym/envs/sql/``)."""
+    _touch(tmp_path / "pkg" / "__init__.py")
+    mod = _touch(tmp_path / "pkg" / "gen" / "m.py")
+    deep = _touch(tmp_path / "pkg" / "gen" / "deeper" / "m.py")
+    assert module_name(str(mod), tmp_path) == ("pkg.gen.m", False)
+    assert module_name(str(deep), tmp_path) == ("pkg.gen.deeper.m", False)
+    assert module_name(str(mod)) == ("pkg.gen.m", False)  # (no root: the same)
+
+
+def test_a_regular_package_below_a_namespace_portion(tmp_path: Path) -> None:
+    _touch(tmp_path / "pkg" / "__init__.py")
+    _touch(tmp_path / "pkg" / "gen" / "sub" / "__init__.py")
+    mod = _touch(tmp_path / "pkg" / "gen" / "sub" / "m.py")
+    assert module_name(str(mod), tmp_path)[0] == "pkg.gen.sub.m"
+
+
+def test_a_script_directory_holding_no_package_stays_one(tmp_path: Path) -> None:
+    """No regular package above (up to the project root): scripts, each directory its own."""
+    _touch(tmp_path / "examples" / "a" / "utils.py")
+    script = _touch(tmp_path / "examples" / "a" / "run.py")
+    assert module_name(str(script), tmp_path)[0] == "run"
+    # A package above the project root does not make the project's scripts its modules.
+    _touch(tmp_path / "__init__.py")
+    assert module_name(str(script), tmp_path / "examples")[0] == "run"
+
+
+def test_a_directory_named_no_identifier_ends_the_namespace(tmp_path: Path) -> None:
+    _touch(tmp_path / "pkg" / "__init__.py")
+    mod = _touch(tmp_path / "pkg" / "not-a-name" / "m.py")
+    assert module_name(str(mod), tmp_path)[0] == "m"
