@@ -13,7 +13,9 @@ module defining the payload class (``--payload``), both a comment appended (what
 gives the project's facts is unchanged) and a new function (the facts are the last run's
 knowing it), and of both a comment inserted on top (every line moves: the facts are the last
 run's relined); a function removed from the payload module (one of several appended first;
-the facts are the last run's forgetting it); plain
+the facts are the last run's forgetting it); and two edits no derivation takes, which merge the
+tree's summaries again: an import inserted on top of the leaf file, a class appended to the
+payload module; plain
 flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin;
 with ``--fixes`` also ``--diff --unsafe-fixes --min-confidence medium`` (every fix libcst makes,
 written nowhere) at ``-j 1`` and ``-j``.
@@ -194,6 +196,9 @@ def main() -> int:
     # the facts changes (its classes' and reads' lines), unlike a comment appended.
     leaf_moved = Edit(leaf, lambda n: f"# edited {n}", top=True)
     payload_moved = Edit(payload, lambda n: f"# edited {n}", top=True)
+    # Edits of what a module offers others (its imports, its classes): the merge runs again.
+    leaf_import = Edit(leaf, lambda n: f"import os.path as _bench_{n}", top=True)
+    payload_class = Edit(payload, lambda n: f"class _BenchAdded{n}:\n    x: int = 0")
     record = functools.partial(subprocess.run, warm, cwd=root, stdout=subprocess.DEVNULL)
     payload_removal = Removal(payload, args.repeat, record)
     flake8 = [_tool("flake8"), "--isolated", "-j", jobs, "--exit-zero"]
@@ -219,6 +224,8 @@ def main() -> int:
         ("warm, leaf line moved", warm, leaf_moved),
         ("warm, payload line moved", warm, payload_moved),
         ("warm, payload def removed", warm, payload_removal),
+        ("warm, leaf import added", warm, leaf_import),
+        ("warm, payload class added", warm, payload_class),
         (
             "ruff check --no-cache",
             [_tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "."],
@@ -263,6 +270,7 @@ def main() -> int:
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
         made = (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved)
+        made += (leaf_import, payload_class)
         for edit in (*made, payload_removal):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)
@@ -282,6 +290,8 @@ def main() -> int:
     for name in (*(f"warm, {edit}" for edit in edits), "warm, payload line moved"):
         print(f"{name:<25} = {times[name]:.3f} s (goal <= 0.3)")
     print(f"{'warm, payload def removed':<25} = {times['warm, payload def removed']:.3f} s")
+    for name in ("warm, leaf import added", "warm, payload class added"):
+        print(f"{name:<25} = {times[name]:.3f} s (a merge)")
     return 0
 
 
