@@ -15,7 +15,8 @@ reused, :func:`note`) is noted with its modification time, so a result is not se
 of them changed (a package upgraded). A module that was not found is noted by the directories
 it was looked for in (the installed packages' directories of the path, or the package's own),
 with their modification times: installing it changes one of them, so the answer is not served
-once it may be found.
+once it may be found. A module found is noted by where one of its name would be found first
+(the path's earlier entries), so a package installed ahead of it is noticed too.
 """
 
 from __future__ import annotations
@@ -62,27 +63,44 @@ def search_path() -> list[str]:
     return [entry for entry in entries if entry]
 
 
-def _find_top(root: str) -> importlib.machinery.ModuleSpec | None:
+def _find_top(root: str) -> tuple[importlib.machinery.ModuleSpec | None, bool]:
     """The spec of top-level module ``root`` as the import system finds it (its meta path:
-    editable installs' finders too), on :func:`search_path`; nothing is imported."""
+    editable installs' finders too), on :func:`search_path`; nothing is imported. True when
+    the path's entries were searched first, in vain (a finder after the path's found it)."""
     path = search_path()
+    searched = False
     for finder in sys.meta_path:
         find = getattr(finder, "find_spec", None)
         if find is None:
             continue
+        on_path = finder is importlib.machinery.PathFinder
         try:
-            spec = find(root, path if finder is importlib.machinery.PathFinder else None)
+            spec = find(root, path if on_path else None)
         except (ImportError, ValueError, AttributeError, TypeError):
             continue
         if spec is not None:
-            return spec  # type: ignore[no-any-return]
-    return None
+            return spec, searched
+        searched = searched or on_path
+    return None, searched
+
+
+def _before(origin: str, package: bool) -> list[str]:
+    """The places where a top-level module found at ``origin`` (a file; ``package``: a
+    package's ``__init__.py``) would be shadowed: the path's entries before its own (a module
+    or package of the name installed there is found first), and its own for a module file (a
+    package of the name there wins over it)."""
+    entry = os.path.dirname(os.path.dirname(origin) if package else origin)
+    entries = [os.path.abspath(place) for place in search_path()]
+    if entry not in entries:
+        return []  # (found by another finder than the path's: where, it does not say)
+    index = entries.index(entry)
+    return entries[: index if package else index + 1]
 
 
 class Located(NamedTuple):
     """Where a module's source is: its file (None: not found) and whether it is a package's
-    ``__init__``; for a module not found, the directories it was looked for in, with their
-    modification times (installing it changes one of them)."""
+    ``__init__``; with the directories it was looked for in before (all of them, for a module
+    not found), with their modification times: installing it there changes one of them."""
 
     path: Path | None
     package: bool = False
@@ -132,7 +150,7 @@ def module_file(module: str) -> Located:
     root, *rest = module.split(".")
     if root in _SKIPPED_ROOTS or not root.isidentifier():
         return Located(None)  # (never looked for: nothing to watch)
-    spec = _find_top(root)
+    spec, searched = _find_top(root)
     if spec is None:
         return Located(None, searched=_stamped(search_path()))
     origin = spec.origin
@@ -140,14 +158,19 @@ def module_file(module: str) -> Located:
     if not rest:
         # (A source file: not one in a zip archive, which no stat finds.)
         if origin and origin.endswith(".py") and os.path.isfile(origin):
-            return Located(Path(origin), origin.endswith("__init__.py"))
+            package = origin.endswith("__init__.py")
+            before = search_path() if searched else _before(origin, package)
+            return Located(Path(origin), package, _stamped(before))
         return _miss(origin, locations, [])
-    for location in locations:
+    for number, location in enumerate(locations):
         base = Path(location, *rest)
+        # Where it would be found first: the namespace package's portions before this one.
+        before = [place for earlier in locations[:number] for place in _along(earlier, rest)]
         if (base / "__init__.py").is_file():  # (a package wins over a module, as in Python)
-            return Located(base / "__init__.py", True)
+            return Located(base / "__init__.py", True, _stamped(before))
         if base.with_suffix(".py").is_file():
-            return Located(base.with_suffix(".py"))
+            # (A package of the name created beside it would win: its directory changes.)
+            return Located(base.with_suffix(".py"), False, _stamped([*before, str(base.parent)]))
     return _miss(origin, locations, rest)
 
 
@@ -273,6 +296,7 @@ def module_summary(module: str) -> ModuleSummary | None:
             tracking.update(searched)
         return None
     for tracking in _tracking.blocks:
+        tracking.update(searched)  # (where a module of the name would be found first)
         tracking[str(path)] = stamp
     return _summary(path, stamp, module, is_package)
 

@@ -68,9 +68,13 @@ def plugin(tmp_path: Path) -> Path:
     return project
 
 
-def _run(project: Path, *args: str, site: bool = True) -> list[dict[str, object]]:
-    """``shmlint check`` of plugin.py in a new process, the package's site on its path."""
-    environment = {**os.environ, "PYTHONPATH": str(project.parent / "site") if site else ""}
+def _run(
+    project: Path, *args: str, site: bool = True, path: list[Path] | None = None
+) -> list[dict[str, object]]:
+    """``shmlint check`` of plugin.py in a new process, the package's site on its path (or
+    ``path``)."""
+    entries = path if path is not None else [project.parent / "site"] if site else []
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, entries))}
     command = [sys.executable, "-m", "shmlint", "check", "--output-format", "json"]
     completed = subprocess.run(
         [*command, "--min-confidence", "medium", *args, "plugin.py"],
@@ -111,9 +115,9 @@ def test_a_missing_package_leaves_the_payload_unknown(plugin: Path) -> None:
     assert {(f["line"], f["confidence"]) for f in found} == {(8, "medium"), (11, "medium")}
 
 
-def _warm(project: Path, *args: str) -> list[tuple[object, object]]:
+def _warm(project: Path, *args: str, path: list[Path] | None = None) -> list[tuple[object, object]]:
     """A run with the project's cache: each finding's line and rule."""
-    found = _run(project, *args, "--cache-dir", str(project / "cache"))
+    found = _run(project, *args, "--cache-dir", str(project / "cache"), path=path)
     return [(f["line"], f["code"]) for f in found]
 
 
@@ -537,3 +541,156 @@ def test_a_module_in_a_zip_archive_is_not_found(
     assert external.module_summary("zpkg") is None
     assert external.module_summary("zpkg") is None
     assert external.module_file.cache_info().currsize == 2  # nothing dropped
+
+
+SHADOW = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ModelRunnerOutput:
+    req_ids: list[str]
+
+
+@dataclass
+class Stats:
+    count: int
+"""
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+def test_a_warm_run_notices_a_package_installed_ahead_of_the_one_found(
+    plugin: Path, mode: list[str]
+) -> None:
+    # Found in `site`; the same package installed later in an entry before it (a user site, a
+    # PYTHONPATH directory) is the one Python imports: the next run reads that one.
+    (plugin / "plugin.py").write_text(PLUGIN + KEPT)
+    early = plugin.parent / "early"
+    early.mkdir()
+    path = [early, plugin.parent / "site"]
+    arrays = [(8, "SHM101"), (15, "SHM102")]
+    assert _warm(plugin, *mode, path=path) == arrays
+    assert _warm(plugin, *mode, path=path) == arrays  # warm
+    (early / "extpkg").mkdir()
+    (early / "extpkg" / "__init__.py").write_text("from extpkg.outputs import ModelRunnerOutput\n")
+    (early / "extpkg" / "outputs.py").write_text(SHADOW)
+    assert _warm(plugin, *mode, path=path) == []  # (its ModelRunnerOutput holds no arrays)
+
+
+def _found_then(
+    monkeypatch: pytest.MonkeyPatch,
+    path: list[Path],
+    module: str,
+    install: typing.Callable[[], Path],
+) -> None:
+    """``module`` is found on ``path``; after ``install`` (which returns where the module is
+    now found first), the places its lookup noted changed, and the new one is read."""
+    from shmlint.basics.stamps import stale
+    from shmlint.facts import external
+
+    for entry in reversed(path):
+        monkeypatch.syspath_prepend(str(entry))
+    with external.tracked() as read:
+        first = external.module_summary(module)
+    assert first is not None and not stale(read.items())
+    shadow = install()
+    assert stale(read.items())
+    found = external.module_summary(module)  # (looked for again)
+    assert found is not None and found.path == str(shadow)
+
+
+def test_a_package_installed_in_an_earlier_path_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    early, site = tmp_path / "early", tmp_path / "site"
+    early.mkdir()
+    (site / "shpkg").mkdir(parents=True)
+    (site / "shpkg" / "__init__.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (early / "shpkg").mkdir()
+        (early / "shpkg" / "__init__.py").write_text("class B:\n    y: int\n")
+        return early / "shpkg" / "__init__.py"
+
+    _found_then(monkeypatch, [early, site], "shpkg", install)
+
+
+def test_a_top_level_module_file_shadowed_by_a_package_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "onefile.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (site / "onefile").mkdir()
+        (site / "onefile" / "__init__.py").write_text("class B:\n    y: int\n")
+        return site / "onefile" / "__init__.py"
+
+    _found_then(monkeypatch, [site], "onefile", install)
+
+
+def test_a_submodule_shadowed_by_a_package_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    (site / "subpkg").mkdir(parents=True)
+    (site / "subpkg" / "__init__.py").write_text("")
+    (site / "subpkg" / "out.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (site / "subpkg" / "out").mkdir()
+        (site / "subpkg" / "out" / "__init__.py").write_text("class B:\n    y: int\n")
+        return site / "subpkg" / "out" / "__init__.py"
+
+    _found_then(monkeypatch, [site], "subpkg.out", install)
+
+
+def test_a_namespace_portion_ahead_gaining_the_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    (one / "nsx").mkdir(parents=True)
+    (one / "nsx" / "a.py").write_text("")
+    (two / "nsx").mkdir(parents=True)
+    (two / "nsx" / "b.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (one / "nsx" / "b.py").write_text("class B:\n    y: int\n")
+        return one / "nsx" / "b.py"
+
+    _found_then(monkeypatch, [one, two], "nsx.b", install)
+
+
+def test_a_module_found_after_the_path_notes_every_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An editable install's finder comes after the path's: the path was searched in vain
+    # first, and a package of the name installed in any of its entries would be found.
+    import importlib.machinery
+    import importlib.util
+
+    source, site = tmp_path / "source", tmp_path / "site"
+    (source / "edpkg").mkdir(parents=True)
+    (source / "edpkg" / "__init__.py").write_text("class A:\n    x: int\n")
+    site.mkdir()
+
+    class Editable:
+        @staticmethod
+        def find_spec(name: str, path: object = None, target: object = None) -> object:
+            if name != "edpkg":
+                return None
+            init = str(source / "edpkg" / "__init__.py")
+            return importlib.util.spec_from_file_location(
+                name, init, submodule_search_locations=[str(source / "edpkg")]
+            )
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Editable()])
+    assert importlib.machinery.PathFinder in sys.meta_path
+
+    def install() -> Path:
+        (site / "edpkg").mkdir()
+        (site / "edpkg" / "__init__.py").write_text("class B:\n    y: int\n")
+        return site / "edpkg" / "__init__.py"
+
+    _found_then(monkeypatch, [site], "edpkg", install)
