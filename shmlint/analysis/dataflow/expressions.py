@@ -452,9 +452,15 @@ class ExpressionMixin(AnalysisBase):
         kinds |= project.kinds(f"ret:{callee}")
         chain = project.returned_read(callee)
         if chain is not None:
+            # What the function is declared to return rates the read it returns, as a remote
+            # function's declared return type rates its ref's read.
+            declared = project.function_payload(callee)
+            if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
+                return Value(kinds=kinds, closure=result.closure)
+            payload = declared if declared is not None and declared.known else UNKNOWN_PAYLOAD
             via = " → ".join(f"{name}()" for name in (callee, *chain.via))
             label_via = f"{via} (its read at {chain.path}:{chain.line})"
-            read = self.source(node, chain.kind, via=label_via)
+            read = self.source(node, chain.kind, via=label_via, payload=payload)
             return dataclasses.replace(read, kinds=kinds) if kinds else read
         return Value(
             result.labels, kinds, closure=result.closure, evidence=result.evidence, why=result.why

@@ -22,7 +22,9 @@ The first of these that says something decides:
    define `m`, only if they agree), or for a compiled graph the methods bound at its outputs
    (`actor.m.bind(inp)`, `MultiOutputNode([...])`). Unannotated, evident return expressions
    count (`return np.zeros(n)`, `return [1, 2]`, `return Rollout(...)`). Project-wide: the
-   actor class may live in another module.
+   actor class may live in another module. A call of a project function that returns what it
+   reads is rated the same way, by that function's declared return type (`ip = node_ip(pg)`
+   with `def node_ip(pg) -> str: return ray.get(...)` reads no arrays).
 3. **The sink's declared type**: the enclosing function's return annotation, the attribute's
    or variable's annotation; a value entering a project record's constructor is rated by the
    field it enters (`Batch(tokens=..., answers=...)`).
