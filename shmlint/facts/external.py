@@ -15,8 +15,9 @@ reused, :func:`note`) is noted with its modification time, so a result is not se
 of them changed (a package upgraded). A module that was not found is noted by the directories
 it was looked for in (the installed packages' directories of the path, or the package's own),
 with their modification times: installing it changes one of them, so the answer is not served
-once it may be found. A module found is noted by where one of its name would be found first
-(the path's earlier entries), so a package installed ahead of it is noticed too.
+once it may be found. A module found is noted by the source files that would be found first
+(its name's in the path's earlier entries, a package beside a module file), stamped absent, so
+a package installed ahead of it is noticed too, and nothing else appearing there counts.
 """
 
 from __future__ import annotations
@@ -84,17 +85,34 @@ def _find_top(root: str) -> tuple[importlib.machinery.ModuleSpec | None, bool]:
     return None, searched
 
 
-def _before(origin: str, package: bool) -> list[str]:
-    """The places where a top-level module found at ``origin`` (a file; ``package``: a
-    package's ``__init__.py``) would be shadowed: the path's entries before its own (a module
-    or package of the name installed there is found first), and its own for a module file (a
-    package of the name there wins over it)."""
+def _homes(directory: str, name: str) -> list[str]:
+    """The source files that would make ``name`` a package or a module in ``directory``
+    (stamped absent: they shadow the one found once they appear, and nothing else there, as
+    an editor's temporary file in a project's own package, makes it stale)."""
+    base = os.path.join(directory, name)
+    return [os.path.join(base, "__init__.py"), f"{base}.py"]
+
+
+def _ahead(root: str, spec: importlib.machinery.ModuleSpec, searched: bool) -> list[str]:
+    """Where top-level module ``root`` (found as ``spec``) would be found first: its homes in
+    the path's entries before its own (all of them when a finder after the path's found it,
+    ``searched``), and beside it in its own (a package wins over a module file). A namespace
+    package: the path's entries and its portions (a regular package of the name anywhere
+    wins, a portion gains the module)."""
+    origin = spec.origin
+    if origin is None or origin == "namespace" or not origin.endswith(".py"):
+        return [*search_path(), *(spec.submodule_search_locations or ())]
+    package = origin.endswith("__init__.py")
     entry = os.path.dirname(os.path.dirname(origin) if package else origin)
     entries = [os.path.abspath(place) for place in search_path()]
-    if entry not in entries:
+    if searched:
+        earlier = entries
+    elif entry in entries:
+        earlier = entries[: entries.index(entry)]
+    else:
         return []  # (found by another finder than the path's: where, it does not say)
-    index = entries.index(entry)
-    return entries[: index if package else index + 1]
+    places = [home for place in earlier for home in _homes(place, root)]
+    return [*places, *(home for home in _homes(entry, root) if home != origin)]
 
 
 class Located(NamedTuple):
@@ -131,16 +149,17 @@ def _along(location: str, rest: list[str]) -> list[str]:
     return found
 
 
-def _miss(origin: str | None, locations: list[str], rest: list[str]) -> Located:
+def _miss(origin: str | None, locations: list[str], rest: list[str], ahead: list[str]) -> Located:
     """A module not found below a package found (``locations``: its directories; ``origin``:
-    its file): noted by where it would appear. A namespace package (no file) gains a portion,
-    or becomes a regular package, anywhere on the path."""
+    its file; ``ahead``: where the package would be found first): noted by where it would
+    appear. A namespace package (no file) gains a portion, or becomes a regular package,
+    anywhere on the path."""
     places = [place for location in locations for place in _along(location, rest)]
     if origin is None or origin == "namespace":
         places += search_path()
     elif not locations:  # a module, not a package: it becomes one where it is
         places.append(os.path.dirname(origin))
-    return Located(None, searched=_stamped(places))
+    return Located(None, searched=_stamped([*places, *ahead]))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -153,25 +172,28 @@ def module_file(module: str) -> Located:
     spec, searched = _find_top(root)
     if spec is None:
         return Located(None, searched=_stamped(search_path()))
+    ahead = _ahead(root, spec, searched)
     origin = spec.origin
     locations = list(spec.submodule_search_locations or ())
     if not rest:
         # (A source file: not one in a zip archive, which no stat finds.)
         if origin and origin.endswith(".py") and os.path.isfile(origin):
-            package = origin.endswith("__init__.py")
-            before = search_path() if searched else _before(origin, package)
-            return Located(Path(origin), package, _stamped(before))
-        return _miss(origin, locations, [])
+            return Located(Path(origin), origin.endswith("__init__.py"), _stamped(ahead))
+        return _miss(origin, locations, [], ahead)
     for number, location in enumerate(locations):
         base = Path(location, *rest)
-        # Where it would be found first: the namespace package's portions before this one.
-        before = [place for earlier in locations[:number] for place in _along(earlier, rest)]
-        if (base / "__init__.py").is_file():  # (a package wins over a module, as in Python)
-            return Located(base / "__init__.py", True, _stamped(before))
-        if base.with_suffix(".py").is_file():
-            # (A package of the name created beside it would win: its directory changes.)
-            return Located(base.with_suffix(".py"), False, _stamped([*before, str(base.parent)]))
-    return _miss(origin, locations, rest)
+        for found, package in ((base / "__init__.py", True), (base.with_suffix(".py"), False)):
+            if found.is_file():  # (a package wins over a module, as in Python)
+                # Where it would be found first: the package's, the namespace package's
+                # earlier portions, a package of its name beside a module file.
+                places = [
+                    place for earlier in locations[:number] for place in _along(earlier, rest)
+                ]
+                places += [
+                    home for home in _homes(str(base.parent), base.name) if home != str(found)
+                ]
+                return Located(found, package, _stamped([*ahead, *places]))
+    return _miss(origin, locations, rest, ahead)
 
 
 def _located(module: str, again: bool = False) -> Located:

@@ -75,7 +75,8 @@ class Record:
             return None
         if stale(self.external.items()):
             return None
-        if stale(item for result in self.results for item in result.installed):
+        noted = dict.fromkeys(item for result in self.results for item in result.installed)
+        if stale(noted):  # (each place once: many files note the same)
             return None  # (a file's own analysis read an installed file)
         return [
             i for i, ((path, _), old) in enumerate(zip(files, self.stats)) if stat_of(path) != old

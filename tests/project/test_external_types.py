@@ -694,3 +694,115 @@ def test_a_module_found_after_the_path_notes_every_entry(
         return site / "edpkg" / "__init__.py"
 
     _found_then(monkeypatch, [site], "edpkg", install)
+
+
+def test_a_submodule_of_a_package_installed_in_an_earlier_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `from shpkg.out import X` looks up `shpkg.out` alone: the top-level package's earlier
+    # entries are noted for it too.
+    early, site = tmp_path / "early", tmp_path / "site"
+    early.mkdir()
+    (site / "shpkg").mkdir(parents=True)
+    (site / "shpkg" / "__init__.py").write_text("")
+    (site / "shpkg" / "out.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (early / "shpkg").mkdir()
+        (early / "shpkg" / "__init__.py").write_text("")
+        (early / "shpkg" / "out.py").write_text("class B:\n    y: int\n")
+        return early / "shpkg" / "out.py"
+
+    _found_then(monkeypatch, [early, site], "shpkg.out", install)
+
+
+@pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
+def test_a_warm_run_notices_a_package_ahead_of_a_submodule_imported(
+    plugin: Path, mode: list[str]
+) -> None:
+    text = (PLUGIN + KEPT).replace("from extpkg import", "from extpkg.outputs import")
+    (plugin / "plugin.py").write_text(text)
+    early = plugin.parent / "early"
+    early.mkdir()
+    path = [early, plugin.parent / "site"]
+    assert _warm(plugin, *mode, path=path) == [(8, "SHM101"), (15, "SHM102")]
+    (early / "extpkg").mkdir()
+    (early / "extpkg" / "__init__.py").write_text("")
+    (early / "extpkg" / "outputs.py").write_text(SHADOW)
+    assert _warm(plugin, *mode, path=path) == []
+
+
+def test_a_namespace_submodule_with_a_new_portion_in_an_earlier_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    early, one = tmp_path / "early", tmp_path / "one"
+    early.mkdir()
+    (one / "nsy").mkdir(parents=True)
+    (one / "nsy" / "b.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (early / "nsy").mkdir()
+        (early / "nsy" / "b.py").write_text("class B:\n    y: int\n")
+        return early / "nsy" / "b.py"
+
+    _found_then(monkeypatch, [early, one], "nsy.b", install)
+
+
+def test_a_namespace_package_becoming_a_regular_one_in_a_later_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, late = tmp_path / "one", tmp_path / "late"
+    late.mkdir()
+    (one / "nsz").mkdir(parents=True)
+    (one / "nsz" / "b.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (late / "nsz").mkdir()
+        (late / "nsz" / "__init__.py").write_text("")
+        (late / "nsz" / "b.py").write_text("class B:\n    y: int\n")
+        return late / "nsz" / "b.py"
+
+    _found_then(monkeypatch, [one, late], "nsz.b", install)
+
+
+def test_an_earlier_directory_of_the_name_becoming_a_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `early/shq/` has no __init__.py (the regular package in `site` wins); writing one into
+    # it makes it the package imported, though `early` itself does not change.
+    early, site = tmp_path / "early", tmp_path / "site"
+    (early / "shq").mkdir(parents=True)
+    (early / "shq" / "data.txt").write_text("")
+    (site / "shq").mkdir(parents=True)
+    (site / "shq" / "__init__.py").write_text("class A:\n    x: int\n")
+
+    def install() -> Path:
+        (early / "shq" / "__init__.py").write_text("class B:\n    y: int\n")
+        return early / "shq" / "__init__.py"
+
+    _found_then(monkeypatch, [early, site], "shq", install)
+
+
+def test_other_files_beside_a_module_found_change_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An editor's temporary file in the package (the project's own, installed editable) or in
+    # an earlier entry shadows nothing: the lookup stands.
+    from shmlint.basics.stamps import stale
+    from shmlint.facts import external
+
+    early, site = tmp_path / "early", tmp_path / "site"
+    early.mkdir()
+    (site / "quiet").mkdir(parents=True)
+    (site / "quiet" / "__init__.py").write_text("")
+    (site / "quiet" / "out.py").write_text("class A:\n    x: int\n")
+    (site / "alone.py").write_text("class B:\n    y: int\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(early))
+    with external.tracked() as read:
+        assert external.module_summary("quiet.out") is not None
+        assert external.module_summary("alone") is not None
+    (site / "quiet" / ".out.py.swp").write_text("")
+    (site / ".alone.py.swp").write_text("")
+    (early / "notes.txt").write_text("")
+    assert not stale(read.items())
