@@ -21,17 +21,23 @@ def _is_package(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, "__init__.py"))
 
 
+@functools.lru_cache(maxsize=4096)
+def _real(directory: str) -> str:
+    return os.path.realpath(directory)
+
+
 def _portions(directory: str, root: str | None) -> list[str]:
     """The names of the directories without ``__init__.py`` from ``directory`` up to a
     regular package holding them (``pkg/gen/m.py`` with only ``pkg/__init__.py``: ``gen``,
     imported as ``pkg.gen.m``); none when no regular package holds them (a script
-    directory), or one of them is no identifier or not below ``root``."""
+    directory), or one of them is no identifier or not below ``root`` (a real path: the
+    project may be named through a symbolic link)."""
     names: list[str] = []
     while not _is_package(directory):
         parent, name = os.path.split(directory)
         if parent == directory or not name.isidentifier():
             return []
-        if root is not None and not directory.startswith(root.rstrip(os.sep) + os.sep):
+        if root is not None and not _real(directory).startswith(root.rstrip(os.sep) + os.sep):
             return []
         names.insert(0, name)
         directory = parent
@@ -45,9 +51,9 @@ def _packages(directory: str, root: str | None) -> tuple[str, list[str]]:
     while True:
         while _is_package(directory):
             directory, name = os.path.split(directory)
-            names.insert(0, name)
-            if not name:
+            if not name:  # (`__init__.py` at a filesystem root: no name to give)
                 return directory, names
+            names.insert(0, name)
         portions = _portions(directory, root)
         if not portions:
             return directory, names
@@ -64,12 +70,13 @@ def module_name(path: str, root: Path | None = None) -> tuple[str, bool]:
     stem = filename[:-3] if filename.endswith(".py") else filename
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
-    directory, packages = _packages(directory, None if root is None else os.path.abspath(root))
+    real_root = None if root is None else _real(os.path.abspath(root))
+    directory, packages = _packages(directory, real_root)
     parts[:0] = packages
-    if root is not None:
-        src = os.path.join(os.path.abspath(root), "src")
+    if real_root is not None:
+        src = os.path.join(real_root, "src")
         # Namespace packages: only between `src/` and the regular package found above.
-        relative = os.path.relpath(directory, src)
+        relative = os.path.relpath(_real(directory), src)
         if relative != "." and not relative.startswith(".."):
             names = relative.split(os.sep)
             if all(name.isidentifier() for name in names):

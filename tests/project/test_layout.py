@@ -83,3 +83,19 @@ def test_a_directory_named_no_identifier_ends_the_namespace(tmp_path: Path) -> N
     _touch(tmp_path / "pkg" / "__init__.py")
     mod = _touch(tmp_path / "pkg" / "not-a-name" / "m.py")
     assert module_name(str(mod), tmp_path)[0] == "m"
+
+
+def test_a_project_named_through_a_symbolic_link(tmp_path: Path) -> None:
+    """The root is a real path (as found from its pyproject.toml); the files named through a
+    link to it keep their namespace packages (and `src/` layout)."""
+    real = tmp_path / "real"
+    _touch(real / "pkg" / "__init__.py")
+    mod = _touch(real / "pkg" / "gen" / "m.py")
+    _touch(real / "src" / "ns" / "pkg" / "__init__.py")
+    src_mod = _touch(real / "src" / "ns" / "pkg" / "mod.py")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    linked = str(link / mod.relative_to(real))
+    assert module_name(linked, real) == ("pkg.gen.m", False)
+    assert module_name(str(link / src_mod.relative_to(real)), real)[0] == "ns.pkg.mod"
+    assert module_name(linked, link) == ("pkg.gen.m", False)
