@@ -37,6 +37,8 @@ QUEUE_ASYNC_READ_METHODS = frozenset({"get_async"})
 # `gen.__anext__()` of an ObjectRefGenerator: awaiting it gives the next ref.
 NEXT_REF_METHODS = frozenset({"__anext__"})
 
+# `ray.remote`: `@ray.remote`, `ray.remote(f)`, `ray.remote(num_gpus=1)(f)` make remote callables.
+RAY_REMOTE = "ray.remote"
 # Calls that make refs and handles, never views of their arguments: `f.remote(...)` and
 # `handle.m.remote(...)` return refs (what reading one returns is the callee's declared return
 # type); `.options(...)` returns the same remote callable; `ray.put(x)` a ref.

@@ -100,7 +100,6 @@ def _is_record(node: ast.ClassDef) -> bool:
     return False
 
 
-_RAY_REMOTE = "ray.remote"
 # numpy functions whose result is a new ndarray (what an unannotated remote function returns).
 _NUMPY_CONSTRUCTORS = frozenset(
     {
@@ -141,7 +140,8 @@ class _Namer:
 
     def is_remote(self, decorator: ast.expr) -> bool:
         """``@ray.remote`` / ``@ray.remote(...)``."""
-        return self(decorator.func if isinstance(decorator, ast.Call) else decorator) == _RAY_REMOTE
+        maker = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return self(maker) == catalog.RAY_REMOTE
 
 
 def _literal_type(value: object) -> str | None:
@@ -247,7 +247,7 @@ def _made_remote(tree: ast.Module, names: _Namer) -> set[str]:
             continue
         target = value.args[0]
         func = value.func.func if isinstance(value.func, ast.Call) else value.func
-        if isinstance(target, ast.Name) and names(func) == _RAY_REMOTE:
+        if isinstance(target, ast.Name) and names(func) == catalog.RAY_REMOTE:
             made.add(target.id)
     return made
 

@@ -243,6 +243,7 @@ class ExpressionMixin(AnalysisBase):
             and target.func.attr in catalog.OPTIONS_METHODS
         ):
             target = target.func.value
+        target = self.made_remote(target)
         project = self.ctx.project
         if project is None:
             return None if remote_only else UNKNOWN_PAYLOAD
@@ -260,6 +261,16 @@ class ExpressionMixin(AnalysisBase):
             if found is not None:
                 return found
         return None if remote_only else UNKNOWN_PAYLOAD
+
+    def made_remote(self, target: ast.expr) -> ast.expr:
+        """``f`` of ``ray.remote(f)`` and ``ray.remote(num_gpus=1)(f)`` (made remote where it
+        is called: ``ray.remote(...)(f).remote()``); else ``target``."""
+        if not (isinstance(target, ast.Call) and len(target.args) == 1 and not target.keywords):
+            return target
+        maker = target.func.func if isinstance(target.func, ast.Call) else target.func
+        if qualified_name(maker, self.scope) != catalog.RAY_REMOTE:
+            return target
+        return target.args[0]
 
     def placement(self) -> str:
         """Where a read being evaluated now sits (see ``Label.placement``)."""

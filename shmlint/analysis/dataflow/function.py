@@ -346,7 +346,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         # directly too (vLLM's driver worker), and then its returns are kept.
         decorated = owner.node if self.class_name is not None else self.node
         if not any(
-            qualified_name(d.func if isinstance(d, ast.Call) else d, owner) == "ray.remote"
+            qualified_name(d.func if isinstance(d, ast.Call) else d, owner) == catalog.RAY_REMOTE
             for d in getattr(decorated, "decorator_list", ())
         ):
             return False
