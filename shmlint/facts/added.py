@@ -14,7 +14,8 @@ module against the classes the facts hold). Everything else the merge gives is t
   asked whether the name is a project function (:attr:`FactsIndex.asked`: its answer changes,
   and with it which files phase 2 re-checks);
 - the name already meant something (an alias, a class, a name the facts forward elsewhere),
-  or it is a method the merge reads by its name (``__init__``, an actor's, a dunder);
+  or it is a method the merge reads by its name (``__init__``, an actor's, a dunder), or one
+  of a class others inherit (an actor class's methods include its bases');
 - a name the merge resolves in the module (an annotation, a class's base) spells its last part:
   the merge resolves a name's first part to the module's own top-level names first (a
   method's name is none of them; checked for methods too, which costs nothing);
@@ -154,9 +155,12 @@ def stands(
     merge reads when a name runs through them)."""
     if added.module.module in shared:
         return False
+    inherited = {base for fact in facts.classes.values() for base in fact.bases}
     for name in added.names:
         if name in facts.functions or name in facts.classes or name in facts.aliases:
             return False
+        if name.rpartition(".")[0] in inherited:
+            return False  # (a method of a class others inherit: an actor's, maybe)
         if realias(facts.aliases, name) is not None:
             return False  # (the facts forward it elsewhere)
         if name in index.unresolved or name in index.asked:

@@ -55,17 +55,48 @@ def _functions(
 ) -> None:
     """What each function returns (rated in its module), remote functions, actor methods."""
     methods: dict[str, list[str]] = {}
+    defined: dict[str, dict[str, str]] = {}  # a class's own methods, by their last names
+    actors: list[str] = []
     for summary in summaries:
-        actors = {c.name for c in summary.classes if c.actor}
+        own = [c.name for c in summary.classes if c.actor]
+        actors += own
         for function in summary.functions:
             if function.remote:
                 facts.remote.add(function.name)
             owner, _, last = function.name.rpartition(".")
-            if owner in actors:
+            if owner in facts.classes:  # (a method: static ones too)
+                defined.setdefault(owner, {}).setdefault(last, function.name)
+            if owner in own:
                 methods.setdefault(last, []).append(function.name)
             if function.returns:
                 found, fields = resolver.return_evidence(summary, function.returns)
                 facts.returns[function.name] = ReturnFact(
                     found, function.returns, function.inferred, fields
                 )
+    for actor in actors:
+        for last, name in _inherited(actor, facts, defined):
+            methods.setdefault(last, []).append(name)
     facts.actor_methods = {m: tuple(sorted(names)) for m, names in methods.items()}
+
+
+def _inherited(
+    actor: str, facts: ProjectFacts, defined: dict[str, dict[str, str]]
+) -> list[tuple[str, str]]:
+    """The methods actor class ``actor`` inherits from the project's classes (by last name;
+    the first base defining one, depth first, as Python's method resolution mostly finds):
+    ``handle.m.remote()`` runs them too (SkyRL's workers inherit ``offload_to_cpu``)."""
+    seen = set(defined.get(actor, ()))
+    found: list[tuple[str, str]] = []
+    visited = {actor}
+    todo = list(reversed(facts.classes[actor].bases)) if actor in facts.classes else []
+    while todo:
+        base = todo.pop()
+        if base in visited or base not in facts.classes:
+            continue
+        visited.add(base)
+        for last, name in defined.get(base, {}).items():
+            if last not in seen:
+                seen.add(last)
+                found.append((last, name))
+        todo += reversed(facts.classes[base].bases)
+    return found

@@ -240,6 +240,17 @@ def test_a_function_shadowing_an_import_is_left_to_the_merge(tmp_path: Path) -> 
     _refused(tmp_path, _tree(tmp_path, modules), "\n\ndef later(v):\n    return None\n")
 
 
+def test_a_method_of_a_class_an_actor_inherits_is_left_to_the_merge(tmp_path: Path) -> None:
+    # `handle.extra.remote()` runs `Base.extra` too: the merge adds it to the actor's methods.
+    modules = {
+        "mod": ACTOR + "\n\nclass Base:\n    def run(self):\n        return 1\n",
+        "worker": "import ray\n\nfrom pkg.mod import Base\n\n\nclass Worker(Base):\n"
+        "    pass\n\n\nActor = ray.remote(num_cpus=1)(Worker)\n",
+    }
+    added = "\n    def extra(self):\n        return None\n"
+    _refused(tmp_path, _tree(tmp_path, modules), added)
+
+
 def test_a_function_whose_body_makes_a_handle_is_left_to_the_merge(tmp_path: Path) -> None:
     mod = _tree(tmp_path, {"mod": ACTOR})
     _refused(tmp_path, mod, "\n\ndef _added(actor):\n    return actor.step.remote()\n")

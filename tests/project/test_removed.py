@@ -210,6 +210,20 @@ def test_a_function_whose_body_reaches_a_deferred_module_is_left_to_the_merge(
     _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
 
 
+def test_a_method_of_a_class_an_actor_inherits_is_left_to_the_merge(tmp_path: Path) -> None:
+    # `handle.extra.remote()` ran `Base.extra`: the merge drops it from the actor's methods.
+    removed = "    def extra(self):\n        return None\n"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": "import ray\n\n\nclass Base:\n    def run(self):\n        return 1\n\n"
+        + removed,
+        "pkg/worker.py": "import ray\n\nfrom pkg.mod import Base\n\n\nclass Worker(Base):\n"
+        "    pass\n\n\nActor = ray.remote(num_cpus=1)(Worker)\n",
+    }
+    _files(tmp_path, files)
+    _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
+
+
 @pytest.mark.parametrize("named", ["Out", "Alias"], ids=["a class", "an alias (no class)"])
 def test_a_function_rating_an_installed_name_is_left_to_the_merge(
     tmp_path: Path, installed_outputs: Callable[[str], None], named: str
