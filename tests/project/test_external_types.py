@@ -599,67 +599,107 @@ def _found_then(
     assert found is not None and found.path == str(shadow)
 
 
-def test_a_package_installed_in_an_earlier_path_entry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+A = "class A:\n    x: int\n"
+B = "class B:\n    y: int\n"
+# Where a module is found, where its name is then installed ahead of it (every file named by
+# its path below the test's directory), and the file found after: what the lookup noted
+# changes. (name, entries of the path, files, module looked up, files installed, found then)
+SHADOWS = [
+    (
+        "a package in an earlier entry",
+        ["early", "site"],
+        {"site/shpkg/__init__.py": A},
+        "shpkg",
+        {"early/shpkg/__init__.py": B},
+        "early/shpkg/__init__.py",
+    ),
+    (
+        "its submodule looked up alone",
+        ["early", "site"],
+        {"site/shpkg/__init__.py": "", "site/shpkg/out.py": A},
+        "shpkg.out",
+        {"early/shpkg/__init__.py": "", "early/shpkg/out.py": B},
+        "early/shpkg/out.py",
+    ),
+    (
+        "a package beside a top-level module file",
+        ["site"],
+        {"site/onefile.py": A},
+        "onefile",
+        {"site/onefile/__init__.py": B},
+        "site/onefile/__init__.py",
+    ),
+    (
+        "a package beside a submodule file",
+        ["site"],
+        {"site/subpkg/__init__.py": "", "site/subpkg/out.py": A},
+        "subpkg.out",
+        {"site/subpkg/out/__init__.py": B},
+        "site/subpkg/out/__init__.py",
+    ),
+    (
+        "an earlier directory of the name gaining __init__.py",
+        ["early", "site"],
+        {"early/shq/data.txt": "", "site/shq/__init__.py": A},
+        "shq",
+        {"early/shq/__init__.py": B},
+        "early/shq/__init__.py",
+    ),
+    (
+        "an earlier portion of a namespace package gaining the module",
+        ["one", "two"],
+        {"one/nsx/a.py": "", "two/nsx/b.py": A},
+        "nsx.b",
+        {"one/nsx/b.py": B},
+        "one/nsx/b.py",
+    ),
+    (
+        "a new portion of a namespace package in an earlier entry",
+        ["early", "one"],
+        {"one/nsy/b.py": A},
+        "nsy.b",
+        {"early/nsy/b.py": B},
+        "early/nsy/b.py",
+    ),
+    (
+        "a namespace package becoming a regular one in a later entry",
+        ["one", "late"],
+        {"one/nsz/b.py": A},
+        "nsz.b",
+        {"late/nsz/__init__.py": "", "late/nsz/b.py": B},
+        "late/nsz/b.py",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("entries", "files", "module", "installed", "found"),
+    [case[1:] for case in SHADOWS],
+    ids=[case[0] for case in SHADOWS],
+)
+def test_a_module_installed_where_it_would_be_found_first(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    entries: list[str],
+    files: dict[str, str],
+    module: str,
+    installed: dict[str, str],
+    found: str,
 ) -> None:
-    early, site = tmp_path / "early", tmp_path / "site"
-    early.mkdir()
-    (site / "shpkg").mkdir(parents=True)
-    (site / "shpkg" / "__init__.py").write_text("class A:\n    x: int\n")
+    def write(written: dict[str, str]) -> None:
+        for relative, text in written.items():
+            (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / relative).write_text(text)
+
+    for entry in entries:
+        (tmp_path / entry).mkdir(exist_ok=True)
+    write(files)
 
     def install() -> Path:
-        (early / "shpkg").mkdir()
-        (early / "shpkg" / "__init__.py").write_text("class B:\n    y: int\n")
-        return early / "shpkg" / "__init__.py"
+        write(installed)
+        return tmp_path / found
 
-    _found_then(monkeypatch, [early, site], "shpkg", install)
-
-
-def test_a_top_level_module_file_shadowed_by_a_package_beside_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "onefile.py").write_text("class A:\n    x: int\n")
-
-    def install() -> Path:
-        (site / "onefile").mkdir()
-        (site / "onefile" / "__init__.py").write_text("class B:\n    y: int\n")
-        return site / "onefile" / "__init__.py"
-
-    _found_then(monkeypatch, [site], "onefile", install)
-
-
-def test_a_submodule_shadowed_by_a_package_beside_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site = tmp_path / "site"
-    (site / "subpkg").mkdir(parents=True)
-    (site / "subpkg" / "__init__.py").write_text("")
-    (site / "subpkg" / "out.py").write_text("class A:\n    x: int\n")
-
-    def install() -> Path:
-        (site / "subpkg" / "out").mkdir()
-        (site / "subpkg" / "out" / "__init__.py").write_text("class B:\n    y: int\n")
-        return site / "subpkg" / "out" / "__init__.py"
-
-    _found_then(monkeypatch, [site], "subpkg.out", install)
-
-
-def test_a_namespace_portion_ahead_gaining_the_module(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    one, two = tmp_path / "one", tmp_path / "two"
-    (one / "nsx").mkdir(parents=True)
-    (one / "nsx" / "a.py").write_text("")
-    (two / "nsx").mkdir(parents=True)
-    (two / "nsx" / "b.py").write_text("class A:\n    x: int\n")
-
-    def install() -> Path:
-        (one / "nsx" / "b.py").write_text("class B:\n    y: int\n")
-        return one / "nsx" / "b.py"
-
-    _found_then(monkeypatch, [one, two], "nsx.b", install)
+    _found_then(monkeypatch, [tmp_path / entry for entry in entries], module, install)
 
 
 def test_a_module_found_after_the_path_notes_every_entry(
@@ -696,26 +736,6 @@ def test_a_module_found_after_the_path_notes_every_entry(
     _found_then(monkeypatch, [site], "edpkg", install)
 
 
-def test_a_submodule_of_a_package_installed_in_an_earlier_entry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # `from shpkg.out import X` looks up `shpkg.out` alone: the top-level package's earlier
-    # entries are noted for it too.
-    early, site = tmp_path / "early", tmp_path / "site"
-    early.mkdir()
-    (site / "shpkg").mkdir(parents=True)
-    (site / "shpkg" / "__init__.py").write_text("")
-    (site / "shpkg" / "out.py").write_text("class A:\n    x: int\n")
-
-    def install() -> Path:
-        (early / "shpkg").mkdir()
-        (early / "shpkg" / "__init__.py").write_text("")
-        (early / "shpkg" / "out.py").write_text("class B:\n    y: int\n")
-        return early / "shpkg" / "out.py"
-
-    _found_then(monkeypatch, [early, site], "shpkg.out", install)
-
-
 @pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
 def test_a_warm_run_notices_a_package_ahead_of_a_submodule_imported(
     plugin: Path, mode: list[str]
@@ -730,57 +750,6 @@ def test_a_warm_run_notices_a_package_ahead_of_a_submodule_imported(
     (early / "extpkg" / "__init__.py").write_text("")
     (early / "extpkg" / "outputs.py").write_text(SHADOW)
     assert _warm(plugin, *mode, path=path) == []
-
-
-def test_a_namespace_submodule_with_a_new_portion_in_an_earlier_entry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    early, one = tmp_path / "early", tmp_path / "one"
-    early.mkdir()
-    (one / "nsy").mkdir(parents=True)
-    (one / "nsy" / "b.py").write_text("class A:\n    x: int\n")
-
-    def install() -> Path:
-        (early / "nsy").mkdir()
-        (early / "nsy" / "b.py").write_text("class B:\n    y: int\n")
-        return early / "nsy" / "b.py"
-
-    _found_then(monkeypatch, [early, one], "nsy.b", install)
-
-
-def test_a_namespace_package_becoming_a_regular_one_in_a_later_entry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    one, late = tmp_path / "one", tmp_path / "late"
-    late.mkdir()
-    (one / "nsz").mkdir(parents=True)
-    (one / "nsz" / "b.py").write_text("class A:\n    x: int\n")
-
-    def install() -> Path:
-        (late / "nsz").mkdir()
-        (late / "nsz" / "__init__.py").write_text("")
-        (late / "nsz" / "b.py").write_text("class B:\n    y: int\n")
-        return late / "nsz" / "b.py"
-
-    _found_then(monkeypatch, [one, late], "nsz.b", install)
-
-
-def test_an_earlier_directory_of_the_name_becoming_a_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # `early/shq/` has no __init__.py (the regular package in `site` wins); writing one into
-    # it makes it the package imported, though `early` itself does not change.
-    early, site = tmp_path / "early", tmp_path / "site"
-    (early / "shq").mkdir(parents=True)
-    (early / "shq" / "data.txt").write_text("")
-    (site / "shq").mkdir(parents=True)
-    (site / "shq" / "__init__.py").write_text("class A:\n    x: int\n")
-
-    def install() -> Path:
-        (early / "shq" / "__init__.py").write_text("class B:\n    y: int\n")
-        return early / "shq" / "__init__.py"
-
-    _found_then(monkeypatch, [early, site], "shq", install)
 
 
 def test_other_files_beside_a_module_found_change_nothing(
