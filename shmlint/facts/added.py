@@ -159,14 +159,21 @@ def stands(
     for name in added.names:
         if name in facts.functions or name in facts.classes or name in facts.aliases:
             return False
-        if name.rpartition(".")[0] in inherited:
-            return False  # (a method of a class others inherit: an actor's, maybe)
+        owner = name.rpartition(".")[0]
+        if owner in inherited or owner in facts.actors:
+            return False  # (an actor's method, maybe made so elsewhere, or inherited by one)
         if realias(facts.aliases, name) is not None:
             return False  # (the facts forward it elsewhere)
         if name in index.unresolved or name in index.asked:
             return False
     summary = dataclasses.replace(
-        added.summary, imports=(), classes=(), flows=added.flows, calls=added.calls, reads=()
+        added.summary,
+        imports=(),
+        classes=(),
+        flows=added.flows,
+        calls=added.calls,
+        reads=(),
+        actors=(),  # (the module's: what the functions use is in their flows and calls)
     )
     return not _reaches_unread(used_names(summary, added.questions), facts, deferred)
 

@@ -74,7 +74,7 @@ def loads(blob: bytes, key: str) -> ProjectFacts | None:
 
 def _facts(tables: tuple[Any, ...]) -> ProjectFacts:
     (_, modules, aliases, functions, classes, fields, slot_kinds, reads) = tables[:8]
-    returns, named_returns, remote, actor_methods, external_files = tables[8:]
+    returns, named_returns, remote, actor_methods, external_files, actors = tables[8:]
     evidence = {e.value: e for e in Evidence}
     field_facts = [FieldFact(n, p, line, evidence[e], z) for n, p, line, e, z in fields]
     return_facts = [ReturnFact(evidence[e], t, i, f) for e, t, i, f in returns]
@@ -97,4 +97,5 @@ def _facts(tables: tuple[Any, ...]) -> ProjectFacts:
         remote=set(remote),
         actor_methods=actor_methods,
         external_files=external_files,
+        actors=set(actors),
     )

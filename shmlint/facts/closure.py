@@ -61,7 +61,7 @@ def _class_names(summary: ModuleSummary, imports: dict[str, str], short: str) ->
 def used_names(summary: ModuleSummary, questions: Iterable[str] = ()) -> set[str]:
     """Every name an analysed module may look up in the facts."""
     imports = dict(summary.imports)
-    names = set(imports.values())
+    names = set(imports.values()) | set(summary.actors)
     for info in summary.classes:
         names |= set(_class_names(summary, imports, info.name.rpartition(".")[2]))
     for flow in summary.flows:

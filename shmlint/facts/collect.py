@@ -34,6 +34,7 @@ class Recorder:
     flows: set[Flow] = dataclasses.field(default_factory=set)
     calls: set[CallFlow] = dataclasses.field(default_factory=set)
     reads: set[ReadInfo] = dataclasses.field(default_factory=set)
+    actors: set[str] = dataclasses.field(default_factory=set)
 
     def fill(self, summary: ModuleSummary) -> ModuleSummary:
         """``summary`` with the recorded flows (sorted: summaries are compared and cached)."""
@@ -42,6 +43,7 @@ class Recorder:
             flows=tuple(sorted(self.flows, key=repr)),
             calls=tuple(sorted(self.calls, key=repr)),
             reads=tuple(sorted(self.reads, key=repr)),
+            actors=tuple(sorted(self.actors | set(summary.actors))),
         )
 
 
@@ -291,6 +293,10 @@ def summarize_syntax(
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{qualified}.{item.name}"
                     functions.append(_function(item, name, True, names, actor))
+    # Imported names made remote here (`Actor = ray.remote(num_gpus=1)(Worker)`).
+    actors = {
+        qualify(name, module, scope, is_package) for name in made_remote & scope.imports.keys()
+    }
     return ModuleSummary(
         module=module,
         path=path,
@@ -298,4 +304,5 @@ def summarize_syntax(
         imports=imports,
         classes=tuple(classes),
         functions=tuple(functions),
+        actors=tuple(sorted(actors)),
     )

@@ -56,9 +56,10 @@ def _functions(
     """What each function returns (rated in its module), remote functions, actor methods."""
     methods: dict[str, list[str]] = {}
     defined: dict[str, dict[str, str]] = {}  # a class's own methods, by their last names
+    made = {facts.canonical(name) for summary in summaries for name in summary.actors}
     actors: list[str] = []
     for summary in summaries:
-        own = [c.name for c in summary.classes if c.actor]
+        own = [c.name for c in summary.classes if c.actor or c.name in made]
         actors += own
         for function in summary.functions:
             if function.remote:
@@ -77,6 +78,7 @@ def _functions(
         for last, name in _inherited(actor, facts, defined):
             methods.setdefault(last, []).append(name)
     facts.actor_methods = {m: tuple(sorted(names)) for m, names in methods.items()}
+    facts.actors = set(actors)
 
 
 def _inherited(

@@ -73,6 +73,8 @@ class ProjectFacts:
     returns: dict[str, ReturnFact] = dataclasses.field(default_factory=dict)
     remote: set[str] = dataclasses.field(default_factory=set)
     actor_methods: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    # The actor classes: `@ray.remote`, or made remote anywhere (`ray.remote(...)(Cls)`).
+    actors: set[str] = dataclasses.field(default_factory=set)
     # Installed packages' files whose classes are in ``classes``, with their mtime: cached
     # facts are stale when one of them changed (a package upgrade).
     external_files: dict[str, int] = dataclasses.field(default_factory=dict)
@@ -377,6 +379,7 @@ class ProjectFacts:
             "returns": {name: encode_return(r) for name, r in sorted(self.returns.items())},
             "remote": sorted(self.remote),
             "actor_methods": {m: list(n) for m, n in sorted(self.actor_methods.items())},
+            "actors": sorted(self.actors),
             "external_files": dict(sorted(self.external_files.items())),
         }
 
@@ -395,6 +398,7 @@ class ProjectFacts:
         facts.returns = {name: decode_return(r) for name, r in data["returns"].items()}
         facts.remote = set(data["remote"])
         facts.actor_methods = {m: tuple(n) for m, n in data["actor_methods"].items()}
+        facts.actors = set(map(str, data["actors"]))
         facts.external_files = {str(p): int(t) for p, t in data["external_files"].items()}
         return facts
 

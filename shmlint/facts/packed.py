@@ -23,6 +23,7 @@ class Tables(Protocol):
     remote: set[str]
     actor_methods: dict[str, tuple[str, ...]]
     external_files: dict[str, int]
+    actors: set[str]
 
 
 def pack(facts: Tables) -> tuple[Any, ...]:
@@ -62,6 +63,7 @@ def pack(facts: Tables) -> tuple[Any, ...]:
         tuple(sorted(facts.remote)),
         dict(sorted(facts.actor_methods.items())),
         dict(sorted(facts.external_files.items())),
+        tuple(sorted(facts.actors)),
     )
 
 

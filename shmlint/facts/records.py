@@ -11,7 +11,7 @@ from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import Evidence
 
 # The facts' format (their JSON, ``--write-summary``, and their packed tables).
-FORMAT = 3
+FORMAT = 4
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

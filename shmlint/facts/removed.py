@@ -73,6 +73,7 @@ def shrink(
             flows=removal.flows,
             calls=removal.calls,
             reads=(),
+            actors=(),
         )
         if _reaches_deferred(used_names(body, removal.questions), deferred):
             return None

@@ -108,6 +108,9 @@ class ModuleSummary:
     flows: tuple[Flow, ...] = ()
     calls: tuple[CallFlow, ...] = ()
     reads: tuple[ReadInfo, ...] = ()
+    # Names made remote in the module's code (`ray.remote(num_gpus=1)(Worker).remote()`, in
+    # any scope), qualified as it resolves them: a project class among them is an actor class.
+    actors: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the cache's format): the module's fields by name, each class,
@@ -143,6 +146,7 @@ class ModuleSummary:
             "reads": [
                 [r.function, r.kind, r.line, list(r.origins), r.needs_ref] for r in self.reads
             ],
+            "actors": list(self.actors),
         }
 
     @classmethod
@@ -189,4 +193,5 @@ class ModuleSummary:
                 ReadInfo(function, kind, line, tuple(origins), needs_ref)
                 for function, kind, line, origins, needs_ref in data["reads"]
             ),
+            actors=tuple(map(str, data["actors"])),
         )

@@ -251,6 +251,20 @@ def test_a_method_of_a_class_an_actor_inherits_is_left_to_the_merge(tmp_path: Pa
     _refused(tmp_path, _tree(tmp_path, modules), added)
 
 
+def test_a_method_of_a_class_made_an_actor_elsewhere_is_left_to_the_merge(
+    tmp_path: Path,
+) -> None:
+    # `ray.remote(num_gpus=1)(Plain).remote()` in another module: `handle.extra.remote()` runs
+    # `Plain.extra`, which the merge indexes as an actor's method.
+    modules = {
+        "mod": ACTOR + "\n\nclass Plain:\n    pass\n",
+        "user": "import ray\n\nfrom pkg.mod import Plain\n\n\ndef make():\n"
+        "    return ray.remote(num_gpus=1)(Plain).remote()\n",
+    }
+    added = "\n    def extra(self):\n        return None\n"
+    _refused(tmp_path, _tree(tmp_path, modules), added)
+
+
 def test_a_function_whose_body_makes_a_handle_is_left_to_the_merge(tmp_path: Path) -> None:
     mod = _tree(tmp_path, {"mod": ACTOR})
     _refused(tmp_path, mod, "\n\ndef _added(actor):\n    return actor.step.remote()\n")

@@ -224,6 +224,21 @@ def test_a_method_of_a_class_an_actor_inherits_is_left_to_the_merge(tmp_path: Pa
     _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
 
 
+def test_a_method_of_a_class_made_an_actor_elsewhere_is_left_to_the_merge(
+    tmp_path: Path,
+) -> None:
+    removed = "    def extra(self):\n        return None\n"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": "import ray\n\n\nclass Plain:\n    def run(self):\n        return 1\n\n"
+        + removed,
+        "pkg/user.py": "import ray\n\nfrom pkg.mod import Plain\n\n\ndef make():\n"
+        "    return ray.remote(num_gpus=1)(Plain).remote()\n",
+    }
+    _files(tmp_path, files)
+    _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
+
+
 @pytest.mark.parametrize("named", ["Out", "Alias"], ids=["a class", "an alias (no class)"])
 def test_a_function_rating_an_installed_name_is_left_to_the_merge(
     tmp_path: Path, installed_outputs: Callable[[str], None], named: str

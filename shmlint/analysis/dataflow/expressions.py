@@ -270,7 +270,17 @@ class ExpressionMixin(AnalysisBase):
         maker = target.func.func if isinstance(target.func, ast.Call) else target.func
         if qualified_name(maker, self.scope) != catalog.RAY_REMOTE:
             return target
-        return target.args[0]
+        made = target.args[0]
+        project = self.ctx.project
+        if (
+            self.ctx.recording
+            and project is not None
+            and isinstance(made, (ast.Name, ast.Attribute))
+        ):
+            name = project.qname(made, self.scope)
+            if name is not None and project.recorder is not None:
+                project.recorder.actors.add(name)  # (a class among them is an actor class)
+        return made
 
     def placement(self) -> str:
         """Where a read being evaluated now sits (see ``Label.placement``)."""

@@ -19,9 +19,10 @@ The first of these that says something decides:
 2. **The payload of the read**: the declared return type of what produced the ref — a
    `@ray.remote` function (`f.remote()`, `ray.remote(f)`, or one made remote where it is
    called: `ray.remote(num_gpus=2)(f).remote()`), a method of an actor class
-   (`handle.m.remote()`, resolved by name among the project's actor classes, their own
-   methods and those they inherit from the project's classes; where several define `m`,
-   only if they agree), or for a compiled graph the methods bound at its outputs
+   (`handle.m.remote()`, resolved by name among the project's actor classes — decorated, or
+   made actors anywhere, `ray.remote(num_gpus=1)(Worker).remote()` — their own methods and
+   those they inherit from the project's classes; where several define `m`, only if they
+   agree), or for a compiled graph the methods bound at its outputs
    (`actor.m.bind(inp)`, `MultiOutputNode([...])`). Unannotated, evident return expressions
    count (`return np.zeros(n)`, `return [1, 2]`, `return Rollout(...)`). Project-wide: the
    actor class may live in another module. A call of a project function that returns what it
