@@ -15,7 +15,7 @@ from shmlint.facts.records import ClassFact, FieldFact
 from shmlint.facts.summary import ModuleSummary
 
 # Bases that say nothing about a record's fields (a NamedTuple's base, generics...).
-_NEUTRAL_BASES = frozenset(
+NEUTRAL_BASES = frozenset(
     {"object", "NamedTuple", "TypedDict", "Generic", "Protocol", "BaseModel", "Struct", "ABC"}
 )
 
@@ -57,8 +57,9 @@ class ClassResolver:
             self.resolve(name)
 
     def qualify(self, summary: ModuleSummary, dotted: str) -> str:
-        """``dotted`` as the module's imports and definitions resolve it (else as spelled)."""
-        return self.resolved_name(summary, dotted) or dotted
+        """``dotted`` as the module's imports and definitions resolve it, canonical (an
+        absolute name, as a summary holds bases, through the re-exports it runs through)."""
+        return self.resolved_name(summary, dotted) or self.facts.canonical(dotted)
 
     def resolved_name(self, summary: ModuleSummary, dotted: str) -> str | None:
         """The qualified name of ``dotted`` in ``summary``'s module, None when it is neither
@@ -98,7 +99,7 @@ class ClassResolver:
         self.in_progress.discard(name)
         values = [f.evidence for f in fields.values()]
         known_bases = all(
-            b in self.facts.classes or b.rpartition(".")[2] in _NEUTRAL_BASES for b in bases
+            b in self.facts.classes or b.rpartition(".")[2] in NEUTRAL_BASES for b in bases
         )
         base_evidence = [self.facts.classes[b].evidence for b in bases if b in self.facts.classes]
         if Evidence.ARRAYS in values or Evidence.ARRAYS in base_evidence:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shmlint.facts.added import asked_functions
-from shmlint.facts.classes import ClassResolver, ExternalClasses
+from shmlint.facts.classes import NEUTRAL_BASES, ClassResolver, ExternalClasses
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
 from shmlint.facts.index import FactsIndex
@@ -74,31 +74,61 @@ def _functions(
                 facts.returns[function.name] = ReturnFact(
                     found, function.returns, function.inferred, fields
                 )
+    project = {c.name for summary in summaries for c in summary.classes}
     for actor in actors:
-        for last, name in _inherited(actor, facts, defined):
+        for last, name in _inherited(actor, facts, defined, project):
             methods.setdefault(last, []).append(name)
     facts.actor_methods = {m: tuple(sorted(names)) for m, names in methods.items()}
     facts.actors = set(actors)
 
 
 def _inherited(
-    actor: str, facts: ProjectFacts, defined: dict[str, dict[str, str]]
+    actor: str, facts: ProjectFacts, defined: dict[str, dict[str, str]], project: set[str]
 ) -> list[tuple[str, str]]:
-    """The methods actor class ``actor`` inherits from the project's classes (by last name;
-    the first base defining one, depth first, as Python's method resolution mostly finds):
-    ``handle.m.remote()`` runs them too (SkyRL's workers inherit ``offload_to_cpu``)."""
+    """The methods actor class ``actor`` inherits from the project's classes (by last name),
+    in Python's method resolution order: ``handle.m.remote()`` runs them too (SkyRL's workers
+    inherit ``offload_to_cpu``). A base not the project's (a library's, installed or not) may
+    define any method: none past it is taken; nor any when the order cannot be made (Python
+    refuses the class)."""
+    order = _linearized(actor, facts, set())
     seen = set(defined.get(actor, ()))
     found: list[tuple[str, str]] = []
-    visited = {actor}
-    todo = list(reversed(facts.classes[actor].bases)) if actor in facts.classes else []
-    while todo:
-        base = todo.pop()
-        if base in visited or base not in facts.classes:
-            continue
-        visited.add(base)
+    for base in (order or [])[1:]:
+        if base not in project:
+            break  # (what it defines is unknown)
         for last, name in defined.get(base, {}).items():
             if last not in seen:
                 seen.add(last)
                 found.append((last, name))
-        todo += reversed(facts.classes[base].bases)
     return found
+
+
+def _linearized(name: str, facts: ProjectFacts, active: set[str]) -> list[str] | None:
+    """The C3 linearization of class ``name`` (its ``__mro__``, bases that say nothing left
+    out, a class the facts lack taken as having no bases); None when there is none (an
+    inheritance cycle, an inconsistent order)."""
+    fact = facts.classes.get(name)
+    if fact is None:
+        return [name]
+    if name in active:
+        return None
+    active.add(name)
+    bases = [base for base in fact.bases if base.rpartition(".")[2] not in NEUTRAL_BASES]
+    orders = [_linearized(base, facts, active) for base in bases]
+    active.discard(name)
+    if any(order is None for order in orders):
+        return None
+    pending = [list(order) for order in orders if order] + [bases]
+    result = [name]
+    while any(pending):
+        pending = [order for order in pending if order]
+        head = next(
+            (order[0] for order in pending if not any(order[0] in o[1:] for o in pending)), None
+        )
+        if head is None:
+            return None
+        result.append(head)
+        for order in pending:
+            if order[0] == head:
+                del order[0]
+    return result

@@ -243,21 +243,22 @@ class ExpressionMixin(AnalysisBase):
             and target.func.attr in catalog.OPTIONS_METHODS
         ):
             target = target.func.value
-        target = self.made_remote(target)
+        made = self.made_remote(target)
         project = self.ctx.project
         if project is None:
             return None if remote_only else UNKNOWN_PAYLOAD
         name = (
-            project.qname(target, self.scope)
-            if isinstance(target, (ast.Name, ast.Attribute))
+            project.qname(made, self.scope)
+            if isinstance(made, (ast.Name, ast.Attribute))
             else None
         )
         if name is not None:
             found = project.function_payload(name)
             if found is not None and (not remote_only or project.is_remote(name)):
                 return found
-        if isinstance(target, ast.Attribute):
-            found = project.actor_method_payload(target.attr)
+        # (`ray.remote` takes a function or a class, never an actor's method: no fallback.)
+        if isinstance(made, ast.Attribute) and made is target:
+            found = project.actor_method_payload(made.attr)
             if found is not None:
                 return found
         return None if remote_only else UNKNOWN_PAYLOAD
@@ -473,12 +474,15 @@ class ExpressionMixin(AnalysisBase):
         kinds |= project.kinds(f"ret:{callee}")
         chain = project.returned_read(callee)
         if chain is not None:
-            # What the function is declared to return rates the read it returns, as a remote
-            # function's declared return type rates its ref's read.
-            declared = project.function_payload(callee)
-            if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
-                return Value(kinds=kinds, closure=result.closure)
-            payload = declared if declared is not None and declared.known else UNKNOWN_PAYLOAD
+            # What the functions it passes through are declared to return rates the read, as
+            # a remote function's declared return type rates its ref's read: the outermost
+            # declaration that says something (a value's own annotation still comes first).
+            payload = UNKNOWN_PAYLOAD
+            for name in (callee, *chain.via):
+                declared = project.function_payload(name)
+                if declared is not None and declared.known:
+                    payload = declared
+                    break
             via = " → ".join(f"{name}()" for name in (callee, *chain.via))
             label_via = f"{via} (its read at {chain.path}:{chain.line})"
             read = self.source(node, chain.kind, via=label_via, payload=payload)
