@@ -166,16 +166,21 @@ def stands(
             return False  # (the facts forward it elsewhere)
         if name in index.unresolved or name in index.asked:
             return False
-    summary = dataclasses.replace(
+    return not _reaches_unread(used_names(bodies(added), added.questions), facts, deferred)
+
+
+def bodies(added: Added) -> ModuleSummary:
+    """The module's summary as far as the functions' bodies go: their flows and calls (not
+    the module's imports, classes, reads and actors), for the names they use."""
+    return dataclasses.replace(
         added.summary,
         imports=(),
         classes=(),
         flows=added.flows,
         calls=added.calls,
         reads=(),
-        actors=(),  # (the module's: what the functions use is in their flows and calls)
+        actors=(),
     )
-    return not _reaches_unread(used_names(summary, added.questions), facts, deferred)
 
 
 def _reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]) -> bool:

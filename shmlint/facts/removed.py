@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from shmlint.facts.added import Added, Growth, Runs, rate_returns, stands
+from shmlint.facts.added import Added, Growth, Runs, bodies, rate_returns, stands
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.model import ProjectFacts
@@ -66,16 +66,7 @@ def shrink(
     for removal in removals:
         if not stands(removal, without, index, deferred, modules.shared):
             return None
-        body = dataclasses.replace(
-            removal.summary,
-            imports=(),
-            classes=(),
-            flows=removal.flows,
-            calls=removal.calls,
-            reads=(),
-            actors=(),
-        )
-        if _reaches_deferred(used_names(body, removal.questions), deferred):
+        if _reaches_deferred(used_names(bodies(removal), removal.questions), deferred):
             return None
         if _rates_unanalysed_class(removal, without, tables, external, analysed):
             return None

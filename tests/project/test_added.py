@@ -240,27 +240,27 @@ def test_a_function_shadowing_an_import_is_left_to_the_merge(tmp_path: Path) -> 
     _refused(tmp_path, _tree(tmp_path, modules), "\n\ndef later(v):\n    return None\n")
 
 
-def test_a_method_of_a_class_an_actor_inherits_is_left_to_the_merge(tmp_path: Path) -> None:
-    # `handle.extra.remote()` runs `Base.extra` too: the merge adds it to the actor's methods.
-    modules = {
-        "mod": ACTOR + "\n\nclass Base:\n    def run(self):\n        return 1\n",
-        "worker": "import ray\n\nfrom pkg.mod import Base\n\n\nclass Worker(Base):\n"
-        "    pass\n\n\nActor = ray.remote(num_cpus=1)(Worker)\n",
-    }
-    added = "\n    def extra(self):\n        return None\n"
-    _refused(tmp_path, _tree(tmp_path, modules), added)
-
-
-def test_a_method_of_a_class_made_an_actor_elsewhere_is_left_to_the_merge(
-    tmp_path: Path,
-) -> None:
-    # `ray.remote(num_gpus=1)(Plain).remote()` in another module: `handle.extra.remote()` runs
-    # `Plain.extra`, which the merge indexes as an actor's method.
-    modules = {
-        "mod": ACTOR + "\n\nclass Plain:\n    pass\n",
-        "user": "import ray\n\nfrom pkg.mod import Plain\n\n\ndef make():\n"
+# Modules making `pkg.mod`'s class an actor's: `handle.extra.remote()` runs the method added to
+# it, which the merge indexes among the actor's methods.
+ACTORS = {
+    "inherited": (
+        "Base",
+        "import ray\n\nfrom pkg.mod import Base\n\n\nclass Worker(Base):\n    pass\n\n\n"
+        "Actor = ray.remote(num_cpus=1)(Worker)\n",
+    ),
+    "made an actor elsewhere": (
+        "Plain",
+        "import ray\n\nfrom pkg.mod import Plain\n\n\ndef make():\n"
         "    return ray.remote(num_gpus=1)(Plain).remote()\n",
-    }
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(ACTORS))
+def test_a_method_of_an_actor_s_class_is_left_to_the_merge(tmp_path: Path, how: str) -> None:
+    name, other = ACTORS[how]
+    modules = {"mod": f"{ACTOR}\n\nclass {name}:\n    def run(self):\n        return 1\n"}
+    modules["other"] = other
     added = "\n    def extra(self):\n        return None\n"
     _refused(tmp_path, _tree(tmp_path, modules), added)
 

@@ -26,7 +26,7 @@ from shmlint.facts.removed import shrink
 from shmlint.facts.summary import FunctionInfo, ModuleSummary
 from shmlint.run.passes import FirstPass
 from tests.project.merged import PROJECT_TREES, merged_facts
-from tests.project.test_added import _edits, _item, _runs
+from tests.project.test_added import ACTORS, _edits, _item, _runs
 from tests.speed.test_incremental import _full_runs
 
 
@@ -210,30 +210,15 @@ def test_a_function_whose_body_reaches_a_deferred_module_is_left_to_the_merge(
     _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
 
 
-def test_a_method_of_a_class_an_actor_inherits_is_left_to_the_merge(tmp_path: Path) -> None:
-    # `handle.extra.remote()` ran `Base.extra`: the merge drops it from the actor's methods.
+@pytest.mark.parametrize("how", sorted(ACTORS))
+def test_a_method_of_an_actor_s_class_is_left_to_the_merge(tmp_path: Path, how: str) -> None:
+    name, other = ACTORS[how]
     removed = "    def extra(self):\n        return None\n"
     files = {
         "pkg/__init__.py": "",
-        "pkg/mod.py": "import ray\n\n\nclass Base:\n    def run(self):\n        return 1\n\n"
+        "pkg/mod.py": f"import ray\n\n\nclass {name}:\n    def run(self):\n        return 1\n\n"
         + removed,
-        "pkg/worker.py": "import ray\n\nfrom pkg.mod import Base\n\n\nclass Worker(Base):\n"
-        "    pass\n\n\nActor = ray.remote(num_cpus=1)(Worker)\n",
-    }
-    _files(tmp_path, files)
-    _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
-
-
-def test_a_method_of_a_class_made_an_actor_elsewhere_is_left_to_the_merge(
-    tmp_path: Path,
-) -> None:
-    removed = "    def extra(self):\n        return None\n"
-    files = {
-        "pkg/__init__.py": "",
-        "pkg/mod.py": "import ray\n\n\nclass Plain:\n    def run(self):\n        return 1\n\n"
-        + removed,
-        "pkg/user.py": "import ray\n\nfrom pkg.mod import Plain\n\n\ndef make():\n"
-        "    return ray.remote(num_gpus=1)(Plain).remote()\n",
+        "pkg/other.py": other,
     }
     _files(tmp_path, files)
     _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)

@@ -248,9 +248,7 @@ class ExpressionMixin(AnalysisBase):
         if project is None:
             return None if remote_only else UNKNOWN_PAYLOAD
         name = (
-            project.qname(made, self.scope)
-            if isinstance(made, (ast.Name, ast.Attribute))
-            else None
+            project.qname(made, self.scope) if isinstance(made, (ast.Name, ast.Attribute)) else None
         )
         if name is not None:
             found = project.function_payload(name)
