@@ -11,6 +11,9 @@ from __future__ import annotations
 
 # Object-store reads: a `ray.get` not traced to a compiled graph.
 RAY_GET = frozenset({"ray.get", "ray.worker.get", "ray._private.worker.get"})
+# `ready, pending = ray.wait(refs, num_returns=n)`: both lists hold refs of its first argument,
+# nothing of its others.
+RAY_WAIT = frozenset({"ray.wait"})
 
 # `X.experimental_compile()` makes a compiled graph; its `execute` returns CompiledDAGRef(s).
 COMPILE_METHODS = frozenset({"experimental_compile"})

@@ -47,6 +47,7 @@ def _copy_call_made_a_view(tables: Tables, entry: str) -> None:
 # makes it an unknown call on the value (a view); dropping a numpy or torch view makes it a copy.
 MUTATIONS: dict[str, Mutation] = {
     "RAY_GET": _dropped_from("RAY_GET"),
+    "RAY_WAIT": _dropped_from("RAY_WAIT"),
     "COMPILE_METHODS": _dropped_from("COMPILE_METHODS"),
     "EXECUTE_METHODS": _dropped_from("EXECUTE_METHODS"),
     "EXECUTE_ASYNC_METHODS": _dropped_from("EXECUTE_ASYNC_METHODS"),
