@@ -87,19 +87,25 @@ def _inherited(
 ) -> list[tuple[str, str]]:
     """The methods actor class ``actor`` inherits from the project's classes (by last name),
     in Python's method resolution order: ``handle.m.remote()`` runs them too (SkyRL's workers
-    inherit ``offload_to_cpu``). A base not the project's (a library's, installed or not) may
-    define any method: none past it is taken; nor any when the order cannot be made (Python
-    refuses the class)."""
+    inherit ``offload_to_cpu``). A base not the project's (a library's, installed or not, or a
+    class built at run time) may define any method, and its own bases are unknown, so it may
+    come before any class the order puts after the class naming it: none past that class is
+    taken; nor any when the order cannot be made (Python refuses the class)."""
     order = _linearized(actor, facts, set())
     seen = set(defined.get(actor, ()))
     found: list[tuple[str, str]] = []
-    for base in (order or [])[1:]:
+    for position, base in enumerate(order or []):
         if base not in project:
             break  # (what it defines is unknown)
-        for last, name in defined.get(base, {}).items():
+        for last, name in defined.get(base, {}).items() if position else ():
             if last not in seen:
                 seen.add(last)
                 found.append((last, name))
+        fact = facts.classes.get(base)
+        if fact is None or any(
+            b not in project and b.rpartition(".")[2] not in NEUTRAL_BASES for b in fact.bases
+        ):
+            break
     return found
 
 

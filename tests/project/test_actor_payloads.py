@@ -130,3 +130,24 @@ def test_a_library_function_made_remote_is_no_actor_method(
     assert _run(tmp_path, capsys, {"pkg/actor.py": actor, "pkg/user.py": user}) == {
         ("user.py", 7): "medium"
     }
+
+
+def test_a_base_built_at_run_time_stops_the_inherited_methods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `Impl` (a class a function builds) overrides `info -> str`: Python's order is Worker,
+    # Left, Impl, Base, but Impl's bases are unknown, so Base's `info` must not be taken.
+    base = (
+        "import numpy as np\n\n\nclass Base:\n    def info(self) -> np.ndarray: ...\n\n\n"
+        "class Left(Base):\n    def left(self) -> int: ...\n\n\ndef _variant():\n"
+        "    class Impl(Base):\n        def info(self) -> str: ...\n\n    return Impl\n\n\n"
+        "Impl = _variant()\n"
+    )
+    worker = (
+        "import ray\n\nfrom pkg.base import Impl, Left\n\n\n@ray.remote\n"
+        "class Worker(Left, Impl):\n    pass\n\n\nclass Driver:\n    def run(self, w):\n"
+        "        self.info = ray.get(w.info.remote())\n"
+    )
+    assert _run(tmp_path, capsys, {"pkg/base.py": base, "pkg/worker.py": worker}) == {
+        ("worker.py", 13): "medium"
+    }

@@ -333,8 +333,11 @@ class ExpressionMixin(AnalysisBase):
             kind = SourceKind.CHANNEL if REF in first.kinds else SourceKind.OBJECT_STORE
             origins = first.origins if self.ctx.recording else frozenset()
             return self.source(node, kind, origins, payload=read_payload(first.kinds))
-        if qname in catalog.RAY_WAIT and args:
-            return Value(kinds=args[0].kinds, origins=args[0].origins)
+        if qname in catalog.RAY_WAIT:
+            named = [v for k, v in zip(node.keywords, keywords) if k.arg == "object_refs"]
+            waited = args[:1] or named
+            if waited:
+                return Value(kinds=waited[0].kinds, origins=waited[0].origins)
         if qname in catalog.HANDLE_CALLS:
             return EMPTY  # `ray.put(x)` is a ref, not a view of `x`
         threaded = self.threaded_read(node, qname, method, state)
