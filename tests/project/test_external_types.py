@@ -389,25 +389,44 @@ def test_nothing_is_looked_up_where_the_program_started(
     assert external.module_file("localpkg").path is None  # where the program started
 
 
-def _missing_then(
+def _noticed(
     monkeypatch: pytest.MonkeyPatch,
     path: list[Path],
     module: str,
-    install: typing.Callable[[], None],
+    install: typing.Callable[[], Path | None],
+    *,
+    found: bool,
 ) -> None:
-    """``module`` is not found on ``path``; after ``install``, the directories its miss
-    noted changed, and it is found."""
+    """``module`` is looked up on ``path`` (``found`` there, or not); after ``install``, a
+    place the lookup noted changed, and the module is found again: the file ``install``
+    returns (where it is now found first), or any when it returns None."""
     from shmlint.basics.stamps import stale
     from shmlint.facts import external
 
     for entry in reversed(path):
         monkeypatch.syspath_prepend(str(entry))
     with external.tracked() as read:
-        assert external.module_summary(module) is None
+        first = external.module_summary(module)
+    assert (first is not None) is found
     assert read and not stale(read.items())
-    install()
+    installed = install()
     assert stale(read.items())
-    assert external.module_summary(module) is not None  # (looked for again)
+    again = external.module_summary(module)  # (looked for again)
+    assert again is not None and (installed is None or again.path == str(installed))
+
+
+def _missing_then(
+    monkeypatch: pytest.MonkeyPatch,
+    path: list[Path],
+    module: str,
+    install: typing.Callable[[], object],
+) -> None:
+    """:func:`_noticed` of a module not found before ``install``."""
+
+    def installed() -> None:
+        install()
+
+    _noticed(monkeypatch, path, module, installed, found=False)
 
 
 def test_a_namespace_package_becoming_a_regular_one(
@@ -577,28 +596,6 @@ def test_a_warm_run_notices_a_package_installed_ahead_of_the_one_found(
     assert _warm(plugin, *mode, path=path) == []  # (its ModelRunnerOutput holds no arrays)
 
 
-def _found_then(
-    monkeypatch: pytest.MonkeyPatch,
-    path: list[Path],
-    module: str,
-    install: typing.Callable[[], Path],
-) -> None:
-    """``module`` is found on ``path``; after ``install`` (which returns where the module is
-    now found first), the places its lookup noted changed, and the new one is read."""
-    from shmlint.basics.stamps import stale
-    from shmlint.facts import external
-
-    for entry in reversed(path):
-        monkeypatch.syspath_prepend(str(entry))
-    with external.tracked() as read:
-        first = external.module_summary(module)
-    assert first is not None and not stale(read.items())
-    shadow = install()
-    assert stale(read.items())
-    found = external.module_summary(module)  # (looked for again)
-    assert found is not None and found.path == str(shadow)
-
-
 A = "class A:\n    x: int\n"
 B = "class B:\n    y: int\n"
 # Where a module is found, where its name is then installed ahead of it (every file named by
@@ -699,7 +696,7 @@ def test_a_module_installed_where_it_would_be_found_first(
         write(installed)
         return tmp_path / found
 
-    _found_then(monkeypatch, [tmp_path / entry for entry in entries], module, install)
+    _noticed(monkeypatch, [tmp_path / entry for entry in entries], module, install, found=True)
 
 
 def test_a_module_found_after_the_path_notes_every_entry(
@@ -733,7 +730,7 @@ def test_a_module_found_after_the_path_notes_every_entry(
         (site / "edpkg" / "__init__.py").write_text("class B:\n    y: int\n")
         return site / "edpkg" / "__init__.py"
 
-    _found_then(monkeypatch, [site], "edpkg", install)
+    _noticed(monkeypatch, [site], "edpkg", install, found=True)
 
 
 @pytest.mark.parametrize("mode", [[], ["--per-file"]], ids=["project", "per-file"])
