@@ -157,8 +157,8 @@ def _miss(origin: str | None, locations: list[str], rest: list[str], ahead: list
     places = [place for location in locations for place in _along(location, rest)]
     if origin is None or origin == "namespace":
         places += search_path()
-    elif not locations:  # a module, not a package: it becomes one where it is
-        places.append(os.path.dirname(origin))
+    elif not locations:  # a module, not a package: a package of its name beside it wins
+        places.append(os.path.join(os.path.splitext(origin)[0], "__init__.py"))
     return Located(None, searched=_stamped([*places, *ahead]))
 
 

@@ -768,7 +768,23 @@ def test_other_files_beside_a_module_found_change_nothing(
     with external.tracked() as read:
         assert external.module_summary("quiet.out") is not None
         assert external.module_summary("alone") is not None
+        assert external.module_summary("alone.sub") is None  # (a module has no submodule)
     (site / "quiet" / ".out.py.swp").write_text("")
     (site / ".alone.py.swp").write_text("")
     (early / "notes.txt").write_text("")
     assert not stale(read.items())
+
+
+def test_a_module_file_becoming_a_package_with_the_submodule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "onefile.py").write_text("")
+
+    def install() -> None:
+        (site / "onefile").mkdir()
+        (site / "onefile" / "__init__.py").write_text("")
+        (site / "onefile" / "sub.py").write_text("class B:\n    y: int\n")
+
+    _missing_then(monkeypatch, [site], "onefile.sub", install)
