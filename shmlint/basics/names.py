@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from shmlint.basics import catalog
 from shmlint.basics.astwalk import block_fields
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -279,3 +280,12 @@ def _collect_walrus(expr: ast.AST, scope: Scope) -> None:
     for sub in ast.walk(expr):
         if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
             scope.locals.add(sub.target.id)
+
+
+def ray_remote_target(node: ast.expr, resolve: Callable[[ast.expr], str | None]) -> ast.expr | None:
+    """``X`` of ``ray.remote(X)`` and ``ray.remote(num_gpus=1)(X)`` (``resolve``: the qualified
+    name of the callee spelled there); None for any other expression."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1):
+        return None
+    maker = node.func.func if isinstance(node.func, ast.Call) else node.func
+    return node.args[0] if resolve(maker) == catalog.RAY_REMOTE else None

@@ -11,7 +11,7 @@ import dataclasses
 
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
-from shmlint.basics.names import Scope, dotted_name, last_name
+from shmlint.basics.names import Scope, dotted_name, last_name, ray_remote_target
 from shmlint.facts.evidence import PASSES_INPUT
 from shmlint.facts.layout import absolute_import
 from shmlint.facts.summary import (
@@ -245,11 +245,8 @@ def _made_remote(tree: ast.Module, names: _Namer) -> set[str]:
     made: set[str] = set()
     for node in statements(tree.body, into_scopes=False):
         value = node.value if isinstance(node, (ast.Assign, ast.Expr)) else None
-        if not (isinstance(value, ast.Call) and len(value.args) == 1):
-            continue
-        target = value.args[0]
-        func = value.func.func if isinstance(value.func, ast.Call) else value.func
-        if isinstance(target, ast.Name) and names(func) == catalog.RAY_REMOTE:
+        target = None if value is None else ray_remote_target(value, names)
+        if isinstance(target, ast.Name):
             made.add(target.id)
     return made
 

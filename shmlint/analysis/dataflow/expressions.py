@@ -13,7 +13,7 @@ from shmlint.analysis.dataflow.base import AnalysisBase
 from shmlint.analysis.dataflow.context import Sink, no_sink
 from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
 from shmlint.basics import catalog
-from shmlint.basics.names import last_name, qualified_name
+from shmlint.basics.names import last_name, qualified_name, ray_remote_target
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import (
     UNKNOWN_PAYLOAD,
@@ -264,12 +264,11 @@ class ExpressionMixin(AnalysisBase):
     def made_remote(self, target: ast.expr) -> ast.expr:
         """``f`` of ``ray.remote(f)`` and ``ray.remote(num_gpus=1)(f)`` (made remote where it
         is called: ``ray.remote(...)(f).remote()``); else ``target``."""
-        if not (isinstance(target, ast.Call) and len(target.args) == 1 and not target.keywords):
+        made = None
+        if isinstance(target, ast.Call) and not target.keywords:
+            made = ray_remote_target(target, lambda maker: qualified_name(maker, self.scope))
+        if made is None:
             return target
-        maker = target.func.func if isinstance(target.func, ast.Call) else target.func
-        if qualified_name(maker, self.scope) != catalog.RAY_REMOTE:
-            return target
-        made = target.args[0]
         project = self.ctx.project
         if (
             self.ctx.recording
