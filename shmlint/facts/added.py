@@ -44,7 +44,15 @@ from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import FactsIndex
 from shmlint.facts.lookups import LookupLog, watched
 from shmlint.facts.model import ProjectFacts, realias
-from shmlint.facts.records import ReturnFact, decode_return, encode_return
+from shmlint.facts.records import (
+    ClassFact,
+    ReturnFact,
+    decode_class,
+    decode_return,
+    encode_class,
+    encode_return,
+)
+from shmlint.facts.spelled import annotation_names, spelled
 from shmlint.facts.summary import CallFlow, Flow, FunctionInfo, ModuleSummary
 
 _FUNCTION_QUESTIONS = ("x:", "p:")
@@ -113,7 +121,7 @@ def added_functions(
         flows=tuple(f for f in new.flows if f not in flows),
         calls=tuple(c for c in new.calls if c not in calls),
     )
-    if _spells(new, names):
+    if spells(new, names):
         return None
     return Added(summary, new, functions, flows, calls, questions)
 
@@ -134,7 +142,7 @@ class _Own:
         return all(slot.startswith(self.params) for slot in slots)
 
 
-def _spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
+def spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
     """Whether a name the merge resolves in the module — an annotation, a class's base — spells
     the last part of one of ``names`` (the merge resolves a name's first part to the module's
     own top-level names first: ``ClassResolver.locals``)."""
@@ -166,7 +174,7 @@ def stands(
             return False  # (the facts forward it elsewhere)
         if name in index.unresolved or name in index.asked:
             return False
-    return not _reaches_unread(used_names(bodies(added), added.questions), facts, deferred)
+    return not reaches_unread(used_names(bodies(added), added.questions), facts, deferred)
 
 
 def bodies(added: Added) -> ModuleSummary:
@@ -183,7 +191,7 @@ def bodies(added: Added) -> ModuleSummary:
     )
 
 
-def _reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]) -> bool:
+def reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]) -> bool:
     """Whether following ``names`` as the merge's closure does (``closure.close``: through the
     deferred modules, by what each imports for the next part) reaches a deferred module the
     facts lack, or a class of a deferred module (whose bases and fields it would follow:
@@ -259,19 +267,26 @@ class Growth:
     unresolved: frozenset[str]
     # Functions an edit removed (shmlint/facts/removed.py): the facts forget them.
     removed: tuple[str, ...] = ()
+    # Imports and classes an edit added (shmlint/facts/declared.py): aliases and class facts.
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
+    classes: dict[str, ClassFact] = dataclasses.field(default_factory=dict)
+    # What the additions spell, for the index (shmlint/facts/spelled.py).
+    spelled: frozenset[str] = frozenset()
 
     def applied(self, facts: ProjectFacts, index: FactsIndex | None) -> ProjectFacts:
-        """``facts`` knowing the functions (and forgetting the removed ones), with ``index``
-        grown (a copy: the digest is not copied)."""
+        """``facts`` knowing the functions, aliases and classes (and forgetting the removed
+        functions), with ``index`` grown (a copy: the digest is not copied)."""
         gone = set(self.removed)
         returns = {**facts.returns, **self.returns}
         grown = dataclasses.replace(
             facts,
             functions=(facts.functions | set(self.names)) - gone,
             returns={n: r for n, r in returns.items() if n not in gone} if gone else returns,
+            aliases={**facts.aliases, **self.aliases} if self.aliases else facts.aliases,
+            classes={**facts.classes, **self.classes} if self.classes else facts.classes,
             _canonical={},
         )
-        grown.index = index and index.grown(self.asked, self.unresolved)
+        grown.index = index and index.grown(self.asked, self.unresolved, self.spelled)
         return grown
 
     def content(self) -> list[Any]:
@@ -279,7 +294,12 @@ class Growth:
         index)."""
         returns = {name: encode_return(fact) for name, fact in sorted(self.returns.items())}
         content: list[Any] = [sorted(self.names), returns]
-        return [*content, sorted(self.removed)] if self.removed else content
+        if self.removed:
+            content.append(sorted(self.removed))
+        if self.aliases or self.classes:
+            classes = {name: encode_class(fact) for name, fact in sorted(self.classes.items())}
+            content += [dict(sorted(self.aliases.items())), classes]
+        return content
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able form (a derivation's cache entry)."""
@@ -290,6 +310,9 @@ class Growth:
             "asked": sorted(self.asked),
             "unresolved": sorted(self.unresolved),
             "removed": sorted(self.removed),
+            "aliases": dict(sorted(self.aliases.items())),
+            "classes": {name: encode_class(fact) for name, fact in self.classes.items()},
+            "spelled": sorted(self.spelled),
         }
 
     @classmethod
@@ -301,6 +324,9 @@ class Growth:
             frozenset(map(str, data["asked"])),
             frozenset(map(str, data["unresolved"])),
             tuple(map(str, data["removed"])),
+            {str(local): str(target) for local, target in data["aliases"].items()},
+            {str(name): decode_class(str(name), fact) for name, fact in data["classes"].items()},
+            frozenset(map(str, data["spelled"])),
         )
 
 
@@ -329,4 +355,9 @@ def grow(
     asked = asked_functions((q for added in additions for q in added.questions), facts)
     callees = {facts.canonical(c.callee) for added in additions for c in added.calls}
     unresolved = {c for c in callees if c not in known and c not in facts.classes}
-    return Growth(names, returns, asked, frozenset(unresolved))
+    grown = dataclasses.replace(facts, functions=known, _canonical={})
+    used = [n for added in additions for n in used_names(bodies(added), added.questions)]
+    for added in additions:
+        used += annotation_names(added.module, [info.returns for info in added.functions])
+    pairs = spelled(used, grown)
+    return Growth(names, returns, asked, frozenset(unresolved), spelled=pairs)

@@ -21,7 +21,7 @@ from shmlint.facts.summary import ModuleSummary
 
 
 @functools.lru_cache(maxsize=8192)
-def _leaf_names(annotation: str) -> tuple[str, ...]:
+def leaf_names(annotation: str) -> tuple[str, ...]:
     """The dotted names an annotation's text spells (strings in it parsed too). Cached: the
     same few spellings come back for thousands of fields."""
     try:
@@ -35,7 +35,7 @@ def _leaf_names(annotation: str) -> tuple[str, ...]:
             if dotted is not None:
                 names.append(dotted)
         elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            names += _leaf_names(sub.value)
+            names += leaf_names(sub.value)
     return tuple(names)
 
 
@@ -47,6 +47,12 @@ def _qualify(summary: ModuleSummary, imports: dict[str, str], dotted: str) -> st
     return f"{summary.module}.{dotted}"
 
 
+def class_names(summary: ModuleSummary, short: str) -> list[str]:
+    """The names class ``short`` of ``summary`` uses: its bases and its fields' annotation
+    names, qualified as the closure follows them."""
+    return list(_class_names(summary, dict(summary.imports), short))
+
+
 def _class_names(summary: ModuleSummary, imports: dict[str, str], short: str) -> Iterator[str]:
     """The names a class of ``summary`` uses: its bases and its fields' annotation names."""
     for info in summary.classes:
@@ -54,7 +60,7 @@ def _class_names(summary: ModuleSummary, imports: dict[str, str], short: str) ->
             continue
         yield from info.bases
         for field in info.fields:
-            for dotted in _leaf_names(field.annotation):
+            for dotted in leaf_names(field.annotation):
                 yield _qualify(summary, imports, dotted)
 
 
@@ -71,6 +77,12 @@ def used_names(summary: ModuleSummary, questions: Iterable[str] = ()) -> set[str
         names |= {slot.partition(":")[2] for slot in call.origins}
     for read in summary.reads:
         names |= {slot.partition(":")[2] for slot in read.origins}
+    return names | question_names(questions)
+
+
+def question_names(questions: Iterable[str]) -> set[str]:
+    """The names phase 1's questions look up."""
+    names: set[str] = set()
     for question in questions:
         kind, _, key = question.partition(":")
         if kind == "k":  # a slot: "param:M.f.p", "attr:M.C.a", "ret:M.f"

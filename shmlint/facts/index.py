@@ -1,6 +1,6 @@
 """What the merge and the plan looked up that the facts do not hold: kept beside the facts (not
-in their digest), so that an edit adding functions can tell whether anything reached their
-names before (shmlint/facts/added.py)."""
+in their digest), so that an edit adding functions, imports or classes can tell whether anything
+reached their names before (shmlint/facts/added.py, shmlint/facts/declared.py)."""
 
 from __future__ import annotations
 
@@ -17,16 +17,34 @@ class FactsIndex:
     asked: frozenset[str]
     # The canonical callees of calls whose arguments the merge placed in no parameter.
     unresolved: frozenset[str]
+    # The names the merged modules and the questions spell, each step of their resolution, as
+    # far as one part past a project module (shmlint/facts/spelled.py).
+    spelled: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, list[str]]:
         """JSON-able form (the facts' cache entry)."""
-        return {"asked": sorted(self.asked), "unresolved": sorted(self.unresolved)}
+        return {
+            "asked": sorted(self.asked),
+            "unresolved": sorted(self.unresolved),
+            "spelled": sorted(self.spelled),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, list[str]]) -> FactsIndex:
         """The inverse of :meth:`to_json`; raises ``KeyError``/``TypeError``."""
-        return cls(frozenset(map(str, data["asked"])), frozenset(map(str, data["unresolved"])))
+        return cls(
+            frozenset(map(str, data["asked"])),
+            frozenset(map(str, data["unresolved"])),
+            frozenset(map(str, data["spelled"])),
+        )
 
-    def grown(self, asked: Iterable[str], unresolved: Iterable[str]) -> FactsIndex:
-        """This index with more names (a file's new questions, its new calls)."""
-        return FactsIndex(self.asked | frozenset(asked), self.unresolved | frozenset(unresolved))
+    def grown(
+        self, asked: Iterable[str], unresolved: Iterable[str], spelled: Iterable[str] = ()
+    ) -> FactsIndex:
+        """This index with more names (a file's new questions, its new calls, the names its
+        additions spell)."""
+        return FactsIndex(
+            self.asked | frozenset(asked),
+            self.unresolved | frozenset(unresolved),
+            self.spelled | frozenset(spelled),
+        )

@@ -6,11 +6,13 @@ from collections.abc import Iterable
 
 from shmlint.facts.added import asked_functions
 from shmlint.facts.classes import NEUTRAL_BASES, ClassResolver, ExternalClasses
+from shmlint.facts.closure import question_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
 from shmlint.facts.index import FactsIndex
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import ReturnFact
+from shmlint.facts.spelled import spelled, spelled_names
 from shmlint.facts.summary import ModuleSummary
 
 
@@ -46,7 +48,11 @@ def merge(
     unresolved = propagate_kinds(summaries, facts)
     propagate_reads(summaries, facts)
     if questions is not None:
-        facts.index = FactsIndex(asked_functions(questions, facts), unresolved)
+        questions = list(questions)
+        names = [name for summary in summaries for name in spelled_names(summary)]
+        names += question_names(questions)
+        pairs = spelled(names, facts)
+        facts.index = FactsIndex(asked_functions(questions, facts), unresolved, pairs)
     return facts
 
 

@@ -112,14 +112,21 @@ class ProjectFacts:
         return known
 
     def _follow(self, name: str) -> str:
+        return self.steps(name)[-1]
+
+    def steps(self, name: str) -> list[str]:
+        """``name`` and each name :meth:`canonical` steps through from it, in order (the
+        last is its canonical name)."""
+        steps = [name]
         for _ in range(ALIAS_DEPTH):
             if name in self.classes or name in self.functions:
-                return name
+                break
             step = realias(self.aliases, name)
             if step is None:
-                return name
+                break
             name = step
-        return name
+            steps.append(name)
+        return steps
 
     def kinds(self, slot: str) -> frozenset[str]:
         """The handle kinds a slot may hold (``ret:`` names are canonicalised)."""

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
-from shmlint.facts.added import Added, Runs, added_functions, grow
+from shmlint.facts.added import Added, Growth, Runs, added_functions, grow
+from shmlint.facts.declared import Declared, declare, declared
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
@@ -79,6 +80,7 @@ class Edit:
     lines: Lines
     added: Added | None = None
     removed: Added | None = None  # (read backwards: its ``module`` is the last summary)
+    declared: Declared | None = None  # imports and classes added
 
 
 def edit_of(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
@@ -106,6 +108,10 @@ def edit_of(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
     if removed is not None:
         lines = moved_lines(removed.summary, item.summary)
         return None if lines is None else Edit(lines, removed=removed)
+    declaration = declared(old.summary, item.summary, before, after)
+    if declaration is not None:
+        lines = moved_lines(old.summary, declaration.summary)
+        return None if lines is None else Edit(lines, declared=declaration)
     return None
 
 
@@ -117,6 +123,12 @@ class Change:
     moved: dict[str, Lines]
     additions: list[Added]
     removals: list[Added] = dataclasses.field(default_factory=list)
+    declarations: list[Declared] = dataclasses.field(default_factory=list)
+
+    @property
+    def grows(self) -> int:
+        """How many kinds of growth the change makes (more than one: left to the merge)."""
+        return sum(map(bool, (self.additions, self.removals, self.declarations)))
 
 
 def check_derived(
@@ -148,36 +160,29 @@ def check_derived(
         stored.external_files != last.external or stored.external_files_changed()
     ):
         return None
-    old = None
+    old = relined_facts = None
     growth = None
-    if change.additions and change.removals:
+    if change.grows > 1:
         return None
-    if stored is None or change.additions or change.removals:
+    if stored is None or change.grows:
         old = load()
         if old is None or old.digest() != last.facts_digest or old.external_files != last.external:
             return None  # (not the facts the record's results were checked against)
-        if change.additions or change.removals:
+        relined_facts = relined(old, change.moved)
+        if relined_facts is None:
+            return None
+        if change.grows:
             # Stored or not, the facts of these keys are the last ones knowing (forgetting)
             # the names only if nothing reached them: else another file's plan changes (the
-            # merge runs).
-            options = config.options
-            tables = TypeTables.for_options(options)
-            runs = _runs(files, last, config)
-            external = options.external_types
-            if change.additions:
-                growth = grow(old, change.additions, runs, tables, external)
-            else:
-                growth = shrink(old, change.removals, runs, tables, external)
+            # merge runs). (Relined first: a class added is rated against its bases' lines.)
+            growth = _growth(relined_facts, change, _runs(files, last, config), config)
             if growth is None:
                 return None
     differing = None  # (the classes relined facts change: all they change)
     if stored is not None:
         facts = stored
     else:
-        assert old is not None
-        relined_facts = relined(old, change.moved)
-        if relined_facts is None:
-            return None
+        assert old is not None and relined_facts is not None
         facts = relined_facts if growth is None else growth.applied(relined_facts, old.index)
         if growth is None:
             classes = old.classes
@@ -223,6 +228,18 @@ def check_derived(
         stats,
         trace(files, last, fresh, keys, given, second, calls, (facts_key, digest)),
     )
+
+
+def _growth(facts: ProjectFacts, change: Change, runs: Runs, config: Config) -> Growth | None:
+    """What ``facts`` gain or lose by ``change``'s one kind of growth, or None."""
+    options = config.options
+    tables = TypeTables.for_options(options)
+    external = options.external_types
+    if change.additions:
+        return grow(facts, change.additions, runs, tables, external)
+    if change.removals:
+        return shrink(facts, change.removals, runs, tables, external)
+    return declare(facts, change.declarations, runs, tables, external)
 
 
 def _runs(files: Sequence[tuple[str | Path, str]], last: Record, config: Config) -> Runs:

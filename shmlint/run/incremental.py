@@ -22,6 +22,7 @@ from pathlib import Path
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.facts.added import Added
+from shmlint.facts.declared import Declared
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines
@@ -146,6 +147,7 @@ def _check_changed(
     moved: dict[str, Lines] = {}  # the changed files that only moved lines: path → lines
     additions: list[Added] = []  # the functions changed files added (facts.added)
     removals: list[Added] = []  # ... and removed (facts.removed)
+    declarations: list[Declared] = []  # the imports and classes they added (facts.declared)
     fresh: dict[int, tuple[FirstPass, bytes]] = {}
     old_keys: dict[int, str | None] = {}  # (the phase-1 keys of their last bytes)
     for index in changed:
@@ -178,6 +180,8 @@ def _check_changed(
                 additions.append(edit.added)
             if edit.removed is not None:
                 removals.append(edit.removed)
+            if edit.declared is not None:
+                declarations.append(edit.declared)
             # (Else no line the facts carry moved: they are the last run's.)
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
@@ -186,7 +190,7 @@ def _check_changed(
         fresh[index] = (item, data)
     if moved and last.foreign:
         return None  # a file's own answers may name a moved line (runner.cites_others)
-    if moved or additions or removals:
+    if moved or additions or removals or declarations:
         for unwanted in started.values():  # (phase 2 against the last facts)
             unwanted.cancel()
         started.clear()
@@ -199,7 +203,7 @@ def _check_changed(
             keys,
             given,
             stats,
-            Change(moved, additions, removals),
+            Change(moved, additions, removals, declarations),
             load,
             jobs,
             prefilter,

@@ -499,8 +499,9 @@ def test_a_deferred_module_spelling_a_possible_readers_name_stays_incremental(
     _edit(text, "# peek", "# peek again")
     assert _check(tree, capsys, *cache) == warm
     assert not full
-    # A change of the facts: the full run takes the record, and merges as a fresh run.
-    reads.write_text(reads.read_text() + "\n\nclass Added:\n    pass\n")
+    # A change of the facts no derivation takes (a parameter added): the full run takes the
+    # record, and merges as a fresh run.
+    _edit(reads, "def fetch(ref):", "def fetch(ref, timeout=None):")
     traces: list[object] = []
     original = shmlint.run.runner.check_project
 
@@ -548,7 +549,15 @@ MOVES: dict[str, tuple[Callable[[str], str], bool]] = {
     # (A function nothing looked up: the facts know its name, shmlint/facts/added.py.)
     "a function below it": (lambda text: text + "\n\ndef other():\n    pass\n", False),
     "a function above it": (lambda text: "def other():\n    pass\n\n\n" + text, False),
-    "a class below it": (lambda text: text + "\n\nclass Other:\n    pass\n", True),
+    # (A class or an import nothing looked up: the facts know it, shmlint/facts/declared.py.)
+    "a class below it": (lambda text: text + "\n\nclass Other:\n    pass\n", False),
+    "a class above it": (lambda text: "class Other:\n    x: int = 0\n\n\n" + text, False),
+    "an import above it": (lambda text: "import os.path as other\n" + text, False),
+    # A field added to a class the facts hold: the merge runs.
+    "a field below it": (
+        lambda text: text.replace("class Box: size: int", "class Box:\n    size: int\n    n: int"),
+        True,
+    ),
 }
 
 
