@@ -27,11 +27,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from shmlint.facts.added import Added, Growth, Runs, bodies, rate_returns, stands
+from shmlint.facts.added import (
+    Added,
+    Growth,
+    Runs,
+    added_functions,
+    bodies,
+    grow,
+    rate_returns,
+    stands,
+)
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import ClassFact
+from shmlint.facts.summary import ModuleSummary
 
 
 def shrink(
@@ -94,3 +104,60 @@ def _rates_unanalysed_class(
         return True
     read = log.seen["classes"].values()
     return any(isinstance(fact, ClassFact) and fact.path not in analysed for fact in read)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Renamed:
+    """Functions an edit removed and others it added in one module (a function renamed, one
+    replaced): a removal then an addition, through the module without either."""
+
+    removed: Added  # read backwards (its ``module`` is the last summary)
+    added: Added  # its ``summary`` is the module without either, with the new lines
+
+
+def renamed_functions(
+    old: ModuleSummary, new: ModuleSummary, old_questions: list[str], new_questions: list[str]
+) -> Renamed | None:
+    """The functions ``new`` drops from ``old`` and those it adds, when removing the first
+    and adding the second are each an edit :func:`added_functions` takes, through the module
+    without either (asking the questions both versions ask); None otherwise (the middle's
+    lines still to be compared)."""
+    before = {info.name for info in old.functions}
+    after = {info.name for info in new.functions}
+    if not before - after or not after - before:
+        return None
+    asked = set(new_questions)
+    middle = [question for question in old_questions if question in asked]
+    without_old = dataclasses.replace(
+        old, functions=tuple(f for f in old.functions if f.name in after)
+    )
+    without_new = dataclasses.replace(
+        new, functions=tuple(f for f in new.functions if f.name in before)
+    )
+    removed = added_functions(without_old, old, middle, old_questions)
+    added = added_functions(without_new, new, middle, new_questions)
+    if removed is None or added is None:
+        return None
+    return Renamed(removed, added)
+
+
+def rename(
+    facts: ProjectFacts,
+    renames: list[Renamed],
+    modules: Runs,
+    tables: TypeTables,
+    external: bool,
+) -> Growth | None:
+    """What ``facts`` gain and lose when the functions of ``renames`` are removed and then
+    added (:func:`shrink`, then :func:`shmlint.facts.added.grow` on the facts without
+    them); None when either is refused."""
+    lost = shrink(facts, [item.removed for item in renames], modules, tables, external)
+    if lost is None:
+        return None
+    without = lost.applied(facts, facts.index)
+    gained = grow(without, [item.added for item in renames], modules, tables, external)
+    if gained is None:
+        return None
+    return dataclasses.replace(
+        gained, unresolved=gained.unresolved | lost.unresolved, removed=lost.removed
+    )

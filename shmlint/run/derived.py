@@ -20,7 +20,7 @@ from shmlint.facts.evidence import TypeTables
 from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
-from shmlint.facts.removed import shrink
+from shmlint.facts.removed import Renamed, rename, renamed_functions, shrink
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat
 from shmlint.run.files import check_files
@@ -75,12 +75,13 @@ def trace(
 @dataclasses.dataclass(frozen=True, slots=True)
 class Edit:
     """What one changed file gives the merge anew: the lines it moved, the functions it added
-    or removed."""
+    or removed (or both: renamed), the imports and classes it added."""
 
     lines: Lines
     added: Added | None = None
     removed: Added | None = None  # (read backwards: its ``module`` is the last summary)
     declared: Declared | None = None  # imports and classes added
+    renamed: Renamed | None = None  # functions removed and others added
 
 
 def edit_of(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
@@ -112,6 +113,10 @@ def edit_of(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
     if declaration is not None:
         lines = moved_lines(old.summary, declaration.summary)
         return None if lines is None else Edit(lines, declared=declaration)
+    renamed = renamed_functions(old.summary, item.summary, before, after)
+    if renamed is not None:
+        lines = moved_lines(renamed.removed.summary, renamed.added.summary)
+        return None if lines is None else Edit(lines, renamed=renamed)
     return None
 
 
@@ -124,11 +129,13 @@ class Change:
     additions: list[Added]
     removals: list[Added] = dataclasses.field(default_factory=list)
     declarations: list[Declared] = dataclasses.field(default_factory=list)
+    renames: list[Renamed] = dataclasses.field(default_factory=list)
 
     @property
     def grows(self) -> int:
         """How many kinds of growth the change makes (more than one: left to the merge)."""
-        return sum(map(bool, (self.additions, self.removals, self.declarations)))
+        kinds = (self.additions, self.removals, self.declarations, self.renames)
+        return sum(map(bool, kinds))
 
 
 def check_derived(
@@ -239,6 +246,8 @@ def _growth(facts: ProjectFacts, change: Change, runs: Runs, config: Config) -> 
         return grow(facts, change.additions, runs, tables, external)
     if change.removals:
         return shrink(facts, change.removals, runs, tables, external)
+    if change.renames:
+        return rename(facts, change.renames, runs, tables, external)
     return declare(facts, change.declarations, runs, tables, external)
 
 

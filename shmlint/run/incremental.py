@@ -26,6 +26,7 @@ from shmlint.facts.declared import Declared
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines
+from shmlint.facts.removed import Renamed
 from shmlint.run.cache import Cache
 from shmlint.run.derived import Change, check_derived, edit_of, trace
 from shmlint.run.encoding import Stat
@@ -148,6 +149,7 @@ def _check_changed(
     additions: list[Added] = []  # the functions changed files added (facts.added)
     removals: list[Added] = []  # ... and removed (facts.removed)
     declarations: list[Declared] = []  # the imports and classes they added (facts.declared)
+    renames: list[Renamed] = []  # the functions they removed and added at once
     fresh: dict[int, tuple[FirstPass, bytes]] = {}
     old_keys: dict[int, str | None] = {}  # (the phase-1 keys of their last bytes)
     for index in changed:
@@ -182,6 +184,8 @@ def _check_changed(
                 removals.append(edit.removed)
             if edit.declared is not None:
                 declarations.append(edit.declared)
+            if edit.renamed is not None:
+                renames.append(edit.renamed)
             # (Else no line the facts carry moved: they are the last run's.)
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
@@ -190,7 +194,7 @@ def _check_changed(
         fresh[index] = (item, data)
     if moved and last.foreign:
         return None  # a file's own answers may name a moved line (runner.cites_others)
-    if moved or additions or removals or declarations:
+    if moved or additions or removals or declarations or renames:
         for unwanted in started.values():  # (phase 2 against the last facts)
             unwanted.cancel()
         started.clear()
@@ -203,7 +207,7 @@ def _check_changed(
             keys,
             given,
             stats,
-            Change(moved, additions, removals, declarations),
+            Change(moved, additions, removals, declarations, renames),
             load,
             jobs,
             prefilter,
