@@ -44,6 +44,11 @@ class ClassResolver:
         self.infos = {c.name: (s, c) for s in summaries for c in s.classes}
         self.locals = {s.module: _own_names(s) for s in summaries}
         self.in_progress: set[str] = set()
+        self._stack: list[str] = []  # the classes being rated, the innermost last
+        # The classes whose rating met a class still being rated (a reference cycle: that
+        # class counts as unknown), or read such a class: their facts depend on the order the
+        # classes are rated in (facts.declared refuses a new class reading one).
+        self.cyclic: set[str] = set()
         # Each summary's imports as a dict, by the summary's identity (the summary is kept
         # with it, so the identity is never another's).
         self._imports: dict[int, tuple[ModuleSummary, dict[str, str]]] = {}
@@ -77,14 +82,24 @@ class ClassResolver:
 
     def resolve(self, name: str) -> Evidence:
         """The evidence of class ``name`` (UNKNOWN while it is being resolved: a cycle)."""
+        evidence = self._resolve(name)
+        if self._stack and name in self.cyclic:
+            self.cyclic.add(self._stack[-1])  # (the class reading it)
+        return evidence
+
+    def _resolve(self, name: str) -> Evidence:
         done = self.facts.classes.get(name)
         if done is not None:
             return done.evidence
         if name not in self.infos and self.external and name not in self.in_progress:
             self.add_external(name)
-        if name in self.in_progress or name not in self.infos:
+        if name in self.in_progress:
+            self.cyclic.update(self.in_progress)
+            return Evidence.UNKNOWN
+        if name not in self.infos:
             return Evidence.UNKNOWN
         self.in_progress.add(name)
+        self._stack.append(name)
         summary, info = self.infos[name]
         bases = tuple(self.qualify(summary, b) for b in info.bases)
         fields: dict[str, FieldFact] = {}
@@ -97,6 +112,7 @@ class ClassResolver:
             found, zero_copy = self.field_evidence(summary, field.annotation)
             fields[field.name] = FieldFact(field.name, summary.path, field.line, found, zero_copy)
         self.in_progress.discard(name)
+        self._stack.pop()
         values = [f.evidence for f in fields.values()]
         known_bases = all(
             b in self.facts.classes or b.rpartition(".")[2] in NEUTRAL_BASES for b in bases

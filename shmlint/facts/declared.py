@@ -12,12 +12,15 @@ merge gives is the same, unless
   own annotations count as it spells them and as qualified in the module (``Later`` in
   ``pkg.mod`` is ``pkg.mod.Later`` there): a name imported or defined now resolves to the new
   import or class first;
-- the name already meant something (an alias, a class, a function, a module, a name the facts
-  forward elsewhere), or a function question asked it, or a call landed nowhere in it; or
-  another file claims the module's name;
+- the name already meant something (an alias, a class, a function: a class replacing a
+  function drops its name), or an import's local name is a reader's (another file's
+  ``mod.fetch`` is a call of a reader when ``mod`` re-exports it: ``call_evidence`` builds that
+  name, no module spells it);
 - the new names' targets, the classes' bases and fields, reach a module the merge did not
   read or a class of such a module (the closure would read it), or rating the classes rates a
-  class the facts lack (an installed one) or reads an installed file they do not name;
+  class the facts lack (an installed one), reads an installed file they do not name, or reads
+  a class whose facts depend on the order the merge rates classes in (a reference cycle:
+  :attr:`FactsIndex.cyclic`; a class added earlier in file order enters the cycle elsewhere);
 - a class is an actor, or has methods the facts would not take as functions added
   (:func:`shmlint.facts.added.added_functions`: no handle kind, nothing but their own
   parameters passed on, no dunder method).
@@ -39,12 +42,11 @@ from shmlint.facts.added import (
     asked_functions,
     bodies,
     reaches_unread,
-    stands,
 )
 from shmlint.facts.classes import ClassResolver
 from shmlint.facts.closure import asked_classes, class_names, question_names, used_names
 from shmlint.facts.evidence import TypeTables
-from shmlint.facts.model import ProjectFacts, realias
+from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import ClassFact, ReturnFact
 from shmlint.facts.spelled import spelled, spelled_names
 from shmlint.facts.summary import ClassInfo, ModuleSummary
@@ -113,17 +115,13 @@ def declared(
 def _added_imports(
     old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...]
 ) -> tuple[tuple[str, str], ...] | None:
-    """The imports ``new`` adds to ``old`` (a sorted insertion of local names no other import
-    binds), or None when ``new`` is not ``old`` with imports added."""
+    """The imports ``new`` adds to ``old`` (a summary binds each local name once: the last
+    import of it), or None when ``new`` is not ``old`` with imports added."""
     added = Counter(new)
     added.subtract(old)
     if any(count < 0 for count in added.values()):
         return None
-    imports = tuple(sorted(item for item, count in added.items() if count))
-    bound = Counter(local for local, _ in new)
-    if any(bound[local] > 1 for local, _ in imports):
-        return None  # (a name imported twice: the merge keeps the first)
-    return imports
+    return tuple(sorted(item for item, count in added.items() if count))
 
 
 def declare(
@@ -159,11 +157,14 @@ def declare(
     # One resolver, the classes first and in file order, as the merge rates them (a class of
     # one edited module may name another's).
     resolver = ClassResolver([item.module for item in declarations], probe, tables, external)
+    resolver.cyclic |= index.cyclic
     classes: dict[str, ClassFact] = {}
     for item in declarations:
         for name in item.class_names:
             resolver.resolve(name)
             classes[name] = probe.classes[name]
+    if any(name in resolver.cyclic for name in classes):
+        return None  # (it reads a class whose facts depend on the order it is rated in)
     returns: dict[str, ReturnFact] = {}
     for item in declarations:
         for info in item.methods.functions if item.methods is not None else ():
@@ -194,28 +195,24 @@ def declare(
 
 
 def _stands(item: Declared, facts: ProjectFacts, modules: Runs) -> bool:
-    """Whether ``facts`` take ``item``'s names by themselves (the module docstring's list)."""
+    """Whether ``facts`` take ``item``'s names by themselves (the module docstring's list).
+    (A name the facts forward, a module's name, a function question's or a callee's: each is
+    spelled, at some step, by what looked it up, so :attr:`FactsIndex.spelled` holds it.)"""
     index = facts.index
     assert index is not None
-    module = item.module.module
-    if module in modules.shared or module not in facts.modules:
-        return False
+    words = facts.reader_words()
+    if any(local.encode() in words for local, _ in item.imports):
+        return False  # (another file's `mod.<reader>` may be a call of the reader now)
     for name in item.names:
+        if name in index.spelled:
+            return False
         if name in facts.functions or name in facts.classes or name in facts.aliases:
-            return False
-        if name in facts.modules or any(m.startswith(f"{name}.") for m in facts.modules):
-            return False
-        if realias(facts.aliases, name) is not None:
-            return False  # (the facts forward a name above it elsewhere)
-        if name in index.spelled or name in index.asked or name in index.unresolved:
-            return False
-    if item.methods is not None and not stands(
-        item.methods, facts, index, modules.deferred, modules.shared
-    ):
-        return False
+            return False  # (a function the class replaces, say: the merge drops its name)
     used = [target for _, target in item.imports] + sorted(question_names(item.questions))
     for name in item.class_names:
         used += class_names(item.module, name.rpartition(".")[2])
+    if item.methods is not None:  # (what their bodies use, as for functions added)
+        used += used_names(bodies(item.methods), item.methods.questions)
     return not reaches_unread(used, facts, modules.deferred)
 
 

@@ -20,6 +20,9 @@ class FactsIndex:
     # The names the merged modules and the questions spell, each step of their resolution, as
     # far as one part past a project module (shmlint/facts/spelled.py).
     spelled: frozenset[str] = frozenset()
+    # The classes whose facts depend on the order the merge rated them in (a reference cycle
+    # among them or what they read: ``ClassResolver.cyclic``).
+    cyclic: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, list[str]]:
         """JSON-able form (the facts' cache entry)."""
@@ -27,6 +30,7 @@ class FactsIndex:
             "asked": sorted(self.asked),
             "unresolved": sorted(self.unresolved),
             "spelled": sorted(self.spelled),
+            "cyclic": sorted(self.cyclic),
         }
 
     @classmethod
@@ -36,6 +40,7 @@ class FactsIndex:
             frozenset(map(str, data["asked"])),
             frozenset(map(str, data["unresolved"])),
             frozenset(map(str, data["spelled"])),
+            frozenset(map(str, data["cyclic"])),
         )
 
     def grown(
@@ -47,4 +52,5 @@ class FactsIndex:
             self.asked | frozenset(asked),
             self.unresolved | frozenset(unresolved),
             self.spelled | frozenset(spelled),
+            self.cyclic,
         )

@@ -52,7 +52,8 @@ def merge(
         names = [name for summary in summaries for name in spelled_names(summary)]
         names += question_names(questions)
         pairs = spelled(names, facts)
-        facts.index = FactsIndex(asked_functions(questions, facts), unresolved, pairs)
+        asked = asked_functions(questions, facts)
+        facts.index = FactsIndex(asked, unresolved, pairs, frozenset(resolver.cyclic))
     return facts
 
 

@@ -23,10 +23,11 @@ from shmlint.facts.summary import ModuleSummary
 
 def spelled_names(summary: ModuleSummary) -> Iterator[str]:
     """The names a module spells that the merge looks up: what the closure follows
-    (:func:`shmlint.facts.closure.used_names`), its classes' field annotations and its
+    (:func:`shmlint.facts.closure.used_names`), its classes' field annotations and bases and its
     functions' return annotations (:func:`annotation_names`)."""
     yield from used_names(summary)
     written = [f.annotation for c in summary.classes for f in c.fields]
+    written += [base for c in summary.classes for base in c.bases]  # (resolved there too)
     yield from annotation_names(summary, [*written, *(f.returns for f in summary.functions)])
 
 

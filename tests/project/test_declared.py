@@ -9,6 +9,7 @@ import dataclasses
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -184,6 +185,47 @@ REACHED = {
         MOD,
         "from pkg.records import Later\n" + MOD,
     ),
+    # The import re-exports a reader by its name: another file's call of `mod.fetch`, which
+    # no module spells, becomes a call of a reader (ProjectFacts.call_evidence: a review's).
+    "a reader re-exported by its name": (
+        {
+            "pkg/reader.py": "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n",
+            "pkg/user.py": "import ray\nfrom pkg import mod\n\n\nclass Keeper:\n"
+            "    def keep(self):\n        self.value = mod.fetch(1)\n",
+        },
+        MOD,
+        "from pkg.reader import fetch\n" + MOD,
+    ),
+    # The import binds the first part of a class's base (`pkg.records.Base`): the merge
+    # resolves bases through the module's imports and names first (a review's).
+    "an import named as a base's package": (
+        {
+            "pkg/records.py": RECORDS.replace("class Later", "class Base"),
+            "pkg/user.py": KEEPER.format(
+                imports="from pkg.mod import Payload", annotation="Payload"
+            ),
+        },
+        "from pkg.records import Base\n" + MOD + "\n\nclass Payload(Base):\n    n: int = 0\n",
+        "import json as pkg\nfrom pkg.records import Base\n"
+        + MOD
+        + "\n\nclass Payload(Base):\n    n: int = 0\n",
+    ),
+    # A class added early in file order rates an existing class of a reference cycle first,
+    # which enters the cycle elsewhere (each class of it is unknown while being rated: the
+    # order decides which): the review's.
+    "a class entering a cycle elsewhere": (
+        {
+            "pkg/z.py": MOD
+            + "\n\nimport dataclasses\n\nimport numpy as np\n\n\n@dataclasses.dataclass\n"
+            "class B:\n    arr: np.ndarray\n    c: 'C'\n\n\n@dataclasses.dataclass\nclass C:\n"
+            "    b: B\n    n: int\n",
+            "pkg/user.py": KEEPER.format(imports="from pkg.z import C", annotation="C"),
+        },
+        MOD,
+        "from pkg.z import C\n"
+        + MOD
+        + "\n\nimport dataclasses\n\n\n@dataclasses.dataclass\nclass A:\n    c: C\n",
+    ),
 }
 
 
@@ -201,13 +243,16 @@ def test_a_name_something_reached_is_left_to_the_merge(
     assert _findings(tmp_path, capsys, *cache) == after
 
 
-def _refused(tmp_path: Path, modules: dict[str, str], added: str) -> ProjectFacts:
-    """``added`` inserted on top of ``pkg/mod.py`` is left to the merge: its facts."""
+def _refused(
+    tmp_path: Path, modules: dict[str, str], added: str, appended: str = ""
+) -> ProjectFacts:
+    """``added`` inserted on top of ``pkg/mod.py`` (and ``appended`` at its end) is left to
+    the merge: its facts."""
     mod = _tree(tmp_path, modules)
     config = Config(root=tmp_path)
     before = merged_facts(tmp_path, config)
     old = _item(mod, config)
-    mod.write_text(added + mod.read_text())
+    mod.write_text(added + mod.read_text() + appended)
     new = _item(mod, config)
     assert old is not None and new is not None
     assert _derived(before, old, new, tmp_path) is None
@@ -229,6 +274,34 @@ def test_a_class_based_on_a_class_the_facts_lack_is_left_to_the_merge(
     assert facts.classes["pkg.mod.Child"].evidence is Evidence.ARRAYS  # (its base's array)
 
 
+def test_a_class_replacing_a_function_is_left_to_the_merge(tmp_path: Path) -> None:
+    # (The merge drops the function's name: a module defining both is the class's.)
+    modules = {"mod": MOD + "\n\ndef Later():\n    pass\n"}  # (nothing spells its name)
+    facts = _refused(tmp_path, modules, "", "\n\nclass Later:\n    x: int = 0\n")
+    assert "pkg.mod.Later" in facts.classes and "pkg.mod.Later" not in facts.functions
+
+
+def test_a_class_based_on_an_installed_class_not_rated_yet_is_left_to_the_merge(
+    tmp_path: Path, installed_outputs: Callable[[str], None]
+) -> None:
+    # (The merge rates the installed class into the facts, and notes the files it read.)
+    installed_outputs("import numpy as np\n\n\nclass Out:\n    x: np.ndarray\n")
+    project = tmp_path / "project"  # (not the installed package's directory)
+    project.mkdir()
+    added = "from extpkg.outputs import Out\n"
+    facts = _refused(project, {"mod": MOD}, added, "\n\nclass New(Out):\n    n: int = 0\n")
+    assert "extpkg.outputs.Out" in facts.classes
+    assert facts.classes["pkg.mod.New"].evidence is Evidence.ARRAYS
+
+
+def test_a_method_reaching_a_module_the_merge_did_not_read_is_left_to_it(
+    tmp_path: Path,
+) -> None:
+    modules = {"mod": "import pkg\n" + MOD, "other": "def thing(x):\n    return x\n"}
+    appended = "\n\nclass Later:\n    def get(self, x):\n        return pkg.other.thing(x)\n"
+    assert "pkg.other" in _refused(tmp_path, modules, "", appended).modules
+
+
 def test_an_actor_class_or_a_nested_class_is_no_declaration() -> None:
     old = ModuleSummary("pkg.mod", "pkg/mod.py", False, (), (), ())
     plain = ClassInfo("pkg.mod.C", 1, (), False, ())
@@ -237,10 +310,8 @@ def test_an_actor_class_or_a_nested_class_is_no_declaration() -> None:
     assert declared(old, dataclasses.replace(old, classes=(actor,)), [], []) is None
     nested = dataclasses.replace(plain, name="pkg.mod.f.C")
     assert declared(old, dataclasses.replace(old, classes=(nested,)), [], []) is None
-    twice = (("x", "os.path"),)
-    imported = dataclasses.replace(old, imports=twice)
+    imported = dataclasses.replace(old, imports=(("x", "os.path"),))
     assert declared(old, imported, [], []) is not None
-    assert declared(old, dataclasses.replace(old, imports=(*twice, ("x", "json"))), [], []) is None
     assert declared(imported, old, [], []) is None  # (an import removed)
     assert declared(old, imported, ["x:pkg.gone"], []) is None  # (a question gone)
 
