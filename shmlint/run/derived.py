@@ -21,10 +21,11 @@ from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
 from shmlint.facts.removed import Renamed, rename, renamed_functions, shrink
+from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat
 from shmlint.run.files import check_files
-from shmlint.run.merging import facts_key_of, with_external
+from shmlint.run.merging import facts_key_of, syntax_key, with_external
 from shmlint.run.passes import FirstPass
 from shmlint.run.record import Record
 from shmlint.run.runner import RunTrace, cites_others
@@ -84,39 +85,58 @@ class Edit:
     renamed: Renamed | None = None  # functions removed and others added
 
 
-def edit_of(item: FirstPass, old_key: str | None, cache: Cache) -> Edit | None:
-    """The lines an analysed file moved (:func:`shmlint.facts.moved.moved_lines`) when it
-    gives the merge what it gave with its last bytes (``old_key``) but for line numbers — the
-    same questions, the same summary but for its lines — or that and functions added
-    (:func:`shmlint.facts.added.added_functions`) or removed (the same, backwards); else
-    None."""
-    if item.summary is None or item.deferred or old_key is None:
+def edit_of(
+    item: FirstPass, old_key: str | None, cache: Cache, read: ModuleSummary | None = None
+) -> Edit | None:
+    """What an analysed file gives the merge anew (:func:`edit_between` its last summary and
+    questions, read from its last bytes' entry ``old_key``, and its new ones); of a deferred
+    module the merge read, between the syntactic summary it read last time (cached under
+    ``old_key``) and ``read``, its summary now. None: something else changed."""
+    if old_key is None:
         return None
+    if item.deferred:
+        old_read = cache.get_syntax_summary(syntax_key(old_key))
+        if read is None or not isinstance(old_read, ModuleSummary):
+            return None
+        return edit_between(old_read, read, [], [])
     old = cache.get_first_pass(old_key)
-    if old is None or old.summary is None or old.deferred:
+    if old is None or old.summary is None or old.deferred or item.summary is None:
         return None
     before = [question for question, _ in old.questions]
     after = [question for question, _ in item.questions]
+    return edit_between(old.summary, item.summary, before, after)
+
+
+def edit_between(
+    old: ModuleSummary, new: ModuleSummary, before: list[str], after: list[str]
+) -> Edit | None:
+    """The lines a module moved (:func:`shmlint.facts.moved.moved_lines`) when it gives the
+    merge what it gave (summary ``old``, questions ``before``) but for line numbers, or that
+    and functions added (:func:`shmlint.facts.added.added_functions`), removed (the same,
+    backwards) or renamed (both), or imports and classes added
+    (:func:`shmlint.facts.declared.declared`); else None."""
+    # Each reading of the edit, with the summaries that must then differ only in lines.
+    candidates: list[tuple[ModuleSummary, ModuleSummary, Edit]] = []
     if after == before:
-        lines = moved_lines(old.summary, item.summary)
-        if lines is not None:
-            return Edit(lines)
-    added = added_functions(old.summary, item.summary, before, after)
+        candidates.append((old, new, Edit({})))
+    added = added_functions(old, new, before, after)
     if added is not None:
-        lines = moved_lines(old.summary, added.summary)
-        return None if lines is None else Edit(lines, added=added)
-    removed = added_functions(item.summary, old.summary, after, before)
+        candidates.append((old, added.summary, Edit({}, added=added)))
+    removed = added_functions(new, old, after, before)
     if removed is not None:
-        lines = moved_lines(removed.summary, item.summary)
-        return None if lines is None else Edit(lines, removed=removed)
-    declaration = declared(old.summary, item.summary, before, after)
-    if declaration is not None:
-        lines = moved_lines(old.summary, declaration.summary)
-        return None if lines is None else Edit(lines, declared=declaration)
-    renamed = renamed_functions(old.summary, item.summary, before, after)
+        candidates.append((removed.summary, new, Edit({}, removed=removed)))
+    declaration = declared(old, new, before, after)
+    if declaration is not None:  # (an import and a function added: this one, not the first)
+        candidates.append((old, declaration.summary, Edit({}, declared=declaration)))
+    renamed = renamed_functions(old, new, before, after)
     if renamed is not None:
-        lines = moved_lines(renamed.removed.summary, renamed.added.summary)
-        return None if lines is None else Edit(lines, renamed=renamed)
+        candidates.append(
+            (renamed.removed.summary, renamed.added.summary, Edit({}, renamed=renamed))
+        )
+    for first, second, edit in candidates:
+        lines = moved_lines(first, second)
+        if lines is not None:
+            return dataclasses.replace(edit, lines=lines)
     return None
 
 

@@ -31,7 +31,7 @@ from shmlint.run.cache import Cache
 from shmlint.run.derived import Change, check_derived, edit_of, trace
 from shmlint.run.encoding import Stat
 from shmlint.run.files import check_files
-from shmlint.run.merging import with_external
+from shmlint.run.merging import syntax_key, with_external
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, stat_of
 from shmlint.run.runner import RunTrace, gives, summary_digest
@@ -167,17 +167,22 @@ def _check_changed(
                 cache.put_first_pass(key, item)
         before = last.gives[index]
         syntax = ""
+        read = None
         if item.deferred and before.startswith(f"d{item.deferred}\0"):
             # The merge read this module: what it reads is its syntactic summary.
-            syntax = summary_digest(syntax_summary(data, display, config))
+            read = syntax_summary(data, display, config)
+            syntax = summary_digest(read)
         old_key = keys[index]
         given[index] = gives(item, syntax)
         if given[index] != before:
-            edit = edit_of(item, old_key, cache)
-            if edit is None or item.summary is None:
+            edit = edit_of(item, old_key, cache, read)
+            summary = item.summary or read
+            if edit is None or summary is None:
                 return None  # what the merge reads changed
+            if read is not None:  # (what the next edit of it is told apart from)
+                cache.put_syntax_summary(syntax_key(key), read)
             if any(old_line != new_line for old_line, new_line in edit.lines.items()):
-                moved[item.summary.path] = edit.lines
+                moved[summary.path] = edit.lines
             if edit.added is not None:
                 additions.append(edit.added)
             if edit.removed is not None:

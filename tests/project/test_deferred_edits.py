@@ -1,0 +1,125 @@
+"""Edits of a module phase 1 deferred (nothing to check in it) that the merge read for its
+names: the facts derive from the last ones as for an analysed module (lines moved, functions
+added, removed or renamed, imports and classes added: shmlint/run/derived.py), between the
+syntactic summary the merge read and the one it would read now, and equal a merge of the
+edited tree."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.cli import main
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.moved import relined
+from shmlint.run.derived import Change, Edit, _growth, edit_between
+from shmlint.run.passes import first_pass, syntax_summary
+from tests.project.merged import PROJECT_TREES, merged_facts
+from tests.project.test_added import _runs
+from tests.project.test_removed import _removals
+from tests.speed.test_incremental import _full_runs
+
+
+def _edits(text: str) -> list[str]:
+    """A line on top; a function added; one removed; one renamed; an import on top; a class
+    appended."""
+    edits = [f"# moved\n{text}", f"{text}\n\ndef _added(a):\n    return a\n"]
+    edits += _removals(text)[:1]
+    renamed = re.search(r"^def (\w+)\(", text, re.M)
+    if renamed:
+        edits.append(f"{text[: renamed.end(1)]}_renamed{text[renamed.end(1) :]}")
+    edits += [f"import os.path as _added\n{text}", f"{text}\n\nclass _Added:\n    x: int = 0\n"]
+    return edits
+
+
+def _derived(before: ProjectFacts, edit: Edit, path: str, tree: Path) -> ProjectFacts | None:
+    """The facts ``check_derived`` takes for ``edit`` of the module at ``path``."""
+    change = Change({path: edit.lines}, [], [], [], [])
+    for name, value in (
+        ("additions", edit.added),
+        ("removals", edit.removed),
+        ("declarations", edit.declared),
+        ("renames", edit.renamed),
+    ):
+        if value is not None:
+            getattr(change, name).append(value)
+    facts = relined(before, change.moved)
+    if facts is None:
+        return None
+    if not change.grows:
+        return facts
+    growth = _growth(facts, change, _runs(tree), Config(root=tree))
+    return None if growth is None else growth.applied(facts, before.index)
+
+
+@pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
+def test_facts_after_an_edit_of_a_module_the_merge_read_are_the_merged_facts(
+    case: Path, tmp_path: Path
+) -> None:
+    tree = tmp_path / case.name
+    shutil.copytree(case, tree)
+    config = load_config(find_pyproject(tree))
+    before = merged_facts(tree, config)
+    read = {path for path, _ in before.modules.values()}
+    derived = tried = 0
+    for path in sorted(tree.rglob("*.py")):
+        data = path.read_bytes()
+        if not first_pass(data, str(path), config, lazy=True).deferred or str(path) not in read:
+            continue  # (analysed, or never read by the merge: its edits change no facts)
+        old = syntax_summary(data, str(path), config)
+        original = data.decode()
+        for edited in _edits(original):
+            path.write_text(edited, encoding="utf-8")
+            new = syntax_summary(edited.encode(), str(path), config)
+            assert old is not None and new is not None
+            edit = edit_between(old, new, [], [])
+            facts = None if edit is None else _derived(before, edit, str(path), tree)
+            tried += 1
+            if facts is not None:
+                merged = merged_facts(tree, config)
+                assert facts.canonical_json() == merged.canonical_json(), edited
+                assert facts.index is not None and merged.index is not None
+                assert merged.index.spelled <= facts.index.spelled
+                derived += 1
+        path.write_text(original, encoding="utf-8")
+    assert derived <= tried
+
+
+def test_a_deferred_module_the_merge_read_is_derived_not_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pkg/records.py has nothing to check (deferred); the merge reads it for the class the
+    # keeper's annotation names, whose array the finding cites.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/records.py": "import dataclasses\n\nimport numpy as np\n\n\n@dataclasses.dataclass\n"
+        "class Out:\n    arr: np.ndarray\n",
+        "pkg/user.py": "import ray\n\nfrom pkg.records import Out\n\n\nclass Keeper:\n"
+        "    def keep(self, ref):\n        value: Out = ray.get(ref)\n        self.value = value\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
+    cache = ("--cache-dir", str(tmp_path / ".cache"))
+    main([*command, *cache, str(tmp_path)])
+    before = json.loads(capsys.readouterr().out)
+    assert "holds arrays (`arr`)" in before[0]["message"]
+    records = tmp_path / "pkg" / "records.py"
+    full = _full_runs(monkeypatch)
+    for edited in (
+        "# moved\n" + files["pkg/records.py"],
+        "import os\n# moved\n" + files["pkg/records.py"] + "\n\ndef helper(x):\n    return x\n",
+    ):
+        records.write_text(edited)
+        main([*command, *cache, str(tmp_path)])
+        warm = capsys.readouterr().out
+        assert not full  # (derived, from the summary the last run read or stored)
+        main([*command, "--no-cache", str(tmp_path)])
+        assert capsys.readouterr().out == warm
+        full.clear()
