@@ -142,8 +142,8 @@ def edit_between(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Change:
-    """What the changed files gave the merge anew: lines moved, functions added or removed
-    (not both in one run)."""
+    """What the changed files gave the merge anew: lines moved, and one kind of growth in one
+    run (functions added, removed or renamed; imports and classes added)."""
 
     moved: dict[str, Lines]
     additions: list[Added]

@@ -7,9 +7,10 @@ the cached facts of the last run, every unchanged file's result is its recorded 
 depends on the facts and its own bytes only), and only the changed files are analysed: phase
 1, then phase 2 against the facts when they may change the file's findings — the rule of
 ``check_project``, so the same findings. When a changed file gives what it gave with only its
-lines moved (an edit inserting or deleting lines), or with functions added that nothing looked
-up, the facts derive from the last run's (shmlint/run/derived.py). Anything else is left to
-``check_project``.
+lines moved (an edit inserting or deleting lines), or with functions added, removed or
+renamed, or imports or classes added, that nothing looked up (of an analysed module, or of a
+deferred module the merge read: its syntactic summary), the facts derive from the last run's
+(shmlint/run/derived.py). Anything else is left to ``check_project``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from shmlint.run.files import check_files
 from shmlint.run.merging import syntax_key, with_external
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.record import Record, stat_of
-from shmlint.run.runner import RunTrace, gives, summary_digest
+from shmlint.run.runner import UNKNOWN_SYNTAX, RunTrace, gives, summary_digest
 from shmlint.run.speculate import Speculation
 
 # More changed files than this: a checkout or a rebase, where the full run is as quick.
@@ -179,8 +180,16 @@ def _check_changed(
             summary = item.summary or read
             if edit is None or summary is None:
                 return None  # what the merge reads changed
-            if read is not None:  # (what the next edit of it is told apart from)
-                cache.put_syntax_summary(syntax_key(key), read)
+            if read is not None:
+                if before.endswith(f"\0{UNKNOWN_SYNTAX}"):
+                    return None  # (facts served: which modules they read is not known)
+                # The merge takes a deferred module spelling the name of a function that may
+                # return a read whole, and follows its imports: one that spells one now and did
+                # not then (or the reverse) may join the merge (or leave it).
+                spells = any(word.encode() in data for word in last.caller_words)
+                if index >= len(last.spellers) or spells != last.spellers[index]:
+                    return None
+                cache.put_syntax_summary(syntax_key(key), read)  # (the next edit's "before")
             if any(old_line != new_line for old_line, new_line in edit.lines.items()):
                 moved[summary.path] = edit.lines
             if edit.added is not None:

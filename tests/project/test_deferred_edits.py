@@ -123,3 +123,53 @@ def test_a_deferred_module_the_merge_read_is_derived_not_merged(
         main([*command, "--no-cache", str(tmp_path)])
         assert capsys.readouterr().out == warm
         full.clear()
+
+
+def test_a_deferred_module_that_stops_spelling_a_possible_readers_name_is_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pkg/peeker.py is merged because it spells `peek` (a function that may return a read):
+    # once it does not, a merge of the tree leaves it out.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/reads.py": "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n\n\n"
+        "def peek(box):\n    return box.get()\n",
+        "pkg/peeker.py": "def look(box):\n    return box  # peek\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    command = ["check", "--isolated", "--cache-dir", str(tmp_path / ".cache"), str(tmp_path)]
+    main(command)
+    (tmp_path / "pkg" / "peeker.py").write_text("# moved\ndef look(box):\n    return box\n")
+    full = _full_runs(monkeypatch)
+    main(command)
+    capsys.readouterr()
+    assert full  # (the merge runs: without it, the facts would keep pkg.peeker)
+
+
+def test_a_deferred_module_after_facts_served_from_the_cache_is_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An edit undone is served the facts stored for its keys: which deferred modules they read
+    # is not recorded then, and pkg/records.py was not read (a review's case: derived, the
+    # facts gained its new function).
+    records = "import dataclasses\n\nimport numpy as np\n\n\n@dataclasses.dataclass\nclass Out:\n"
+    records += "    arr: np.ndarray\n"
+    keeps = "import ray\n\n{}\n\nclass Keeper:\n    def keep(self, ref):\n"
+    keeps += "        value{} = ray.get(ref)\n        self.value = value\n"
+    without, naming = keeps.format("", ""), keeps.format("from pkg.records import Out\n", ": Out")
+    files = {"pkg/__init__.py": "", "pkg/records.py": records, "pkg/user.py": without}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    command = ["check", "--isolated", "--cache-dir", str(tmp_path / ".cache"), str(tmp_path)]
+    user = tmp_path / "pkg" / "user.py"
+    for text in (without, naming, without):  # (the last run is served its facts)
+        user.write_text(text)
+        main(command)
+    (tmp_path / "pkg" / "records.py").write_text(records + "\n\ndef helper():\n    return 1\n")
+    full = _full_runs(monkeypatch)
+    main(command)
+    capsys.readouterr()
+    assert full
