@@ -202,7 +202,7 @@ def check_derived(
             # Stored or not, the facts of these keys are the last ones knowing (forgetting)
             # the names only if nothing reached them: else another file's plan changes (the
             # merge runs). (Relined first: a class added is rated against its bases' lines.)
-            growth = _growth(relined_facts, change, _runs(files, last, config), config)
+            growth = growth_of(relined_facts, change, _runs(files, last, config), config)
             if growth is None:
                 return None
     differing = None  # (the classes relined facts change: all they change)
@@ -257,7 +257,7 @@ def check_derived(
     )
 
 
-def _growth(facts: ProjectFacts, change: Change, runs: Runs, config: Config) -> Growth | None:
+def growth_of(facts: ProjectFacts, change: Change, runs: Runs, config: Config) -> Growth | None:
     """What ``facts`` gain or lose by ``change``'s one kind of growth, or None."""
     options = config.options
     tables = TypeTables.for_options(options)

@@ -3,10 +3,22 @@ merge of the whole edited tree gives, on every project fixture's tree."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from collections import Counter
 from pathlib import Path
 
-from shmlint.basics.config import Config
+import pytest
+
+from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.cli import main
+from shmlint.facts.added import Runs
+from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
+from shmlint.facts.moved import relined
+from shmlint.facts.summary import ModuleSummary
+from shmlint.run.derived import Change, edit_between, growth_of
+from shmlint.run.passes import first_pass
 from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
 
@@ -17,3 +29,79 @@ def merged_facts(tree: Path, config: Config) -> ProjectFacts:
     """The facts of a project run over every ``.py`` file under ``tree``, without a cache."""
     files = [(path, str(path)) for path in sorted(tree.rglob("*.py"))]
     return check_project(files, config, jobs=1, cache=None)[0]
+
+
+def runs_of(tree: Path, config: Config) -> Runs:
+    """The modules phase 1 defers, and those several files claim (as ``derived._runs``)."""
+    deferred, claimed = set(), Counter[str]()
+    for path in tree.rglob("*.py"):
+        claimed[module_name(str(path), config.root)[0]] += 1
+        item = first_pass(path.read_bytes(), str(path), config, lazy=True)
+        if item.deferred:
+            deferred.add(item.deferred)
+    return Runs(deferred, {module for module, count in claimed.items() if count > 1})
+
+
+def derived_facts(
+    before: ProjectFacts,
+    old: ModuleSummary,
+    new: ModuleSummary,
+    questions: tuple[list[str], list[str]],
+    tree: Path,
+    config: Config,
+) -> ProjectFacts | None:
+    """What the incremental run derives from ``before`` when one module's summary (and its
+    questions) go from ``old`` to ``new``: the reading ``edit_between`` takes, the facts
+    relined, and what the derivation of that reading adds or removes (None: a merge)."""
+    edit = edit_between(old, new, *questions)
+    if edit is None:
+        return None
+    change = Change(
+        {new.path: edit.lines},
+        [edit.added] if edit.added else [],
+        [edit.removed] if edit.removed else [],
+        [edit.declared] if edit.declared else [],
+        [edit.renamed] if edit.renamed else [],
+    )
+    facts = relined(before, change.moved)
+    if facts is None or not change.grows:
+        return facts
+    growth = growth_of(facts, change, runs_of(tree, config), config)
+    return None if growth is None else growth.applied(facts, before.index)
+
+
+def assert_merged(facts: ProjectFacts, tree: Path, config: Config, edited: str) -> None:
+    """``facts`` (derived) are those of a merge of the edited ``tree``, their index a superset
+    of the merge's (what was asked, the calls placed nowhere, the names spelled)."""
+    merged = merged_facts(tree, config)
+    assert facts.canonical_json() == merged.canonical_json(), edited
+    assert facts.index is not None and merged.index is not None
+    assert merged.index.asked <= facts.index.asked
+    assert merged.index.unresolved <= facts.index.unresolved
+    assert merged.index.spelled <= facts.index.spelled
+
+
+def copied(case: Path, tmp_path: Path) -> tuple[Path, Config, ProjectFacts]:
+    """A copy of fixture tree ``case``, its configuration and the facts of a merge of it."""
+    tree = tmp_path / case.name
+    shutil.copytree(case, tree)
+    config = load_config(find_pyproject(tree))
+    return tree, config, merged_facts(tree, config)
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (relative path → text) under ``root``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def findings(root: Path, capsys: pytest.CaptureFixture[str], *how: str) -> list[object]:
+    """The findings of ``shmlint check`` (at ``medium``) on ``root``: path, line, code and
+    message each."""
+    command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
+    main([*command, *how, str(root)])
+    return [
+        (f["path"], f["line"], f["code"], f["message"]) for f in json.loads(capsys.readouterr().out)
+    ]

@@ -9,7 +9,6 @@ import dataclasses
 import json
 import re
 import shutil
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +16,6 @@ import pytest
 
 from shmlint.basics.config import Config, find_pyproject, load_config
 from shmlint.basics.options import Options
-from shmlint.cli import main
 from shmlint.facts.added import (
     Growth,
     Runs,
@@ -28,13 +26,12 @@ from shmlint.facts.added import (
 )
 from shmlint.facts.evidence import Evidence, TypeTables
 from shmlint.facts.index import FactsIndex
-from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import moved_lines, relined
 from shmlint.facts.records import ReturnFact
 from shmlint.facts.summary import CallFlow, ClassInfo, FieldInfo, FunctionInfo, ModuleSummary
 from shmlint.run.passes import FirstPass, first_pass
-from tests.project.merged import PROJECT_TREES, merged_facts
+from tests.project.merged import PROJECT_TREES, findings, merged_facts, runs_of, write_tree
 
 
 def _item(path: Path, config: Config) -> FirstPass | None:
@@ -83,14 +80,7 @@ def _derived(
 
 def _runs(tree: Path) -> Runs:
     """The modules phase 1 defers, and those several files claim (as derived._runs)."""
-    config = load_config(find_pyproject(tree))
-    deferred, claimed = set(), Counter[str]()
-    for path in tree.rglob("*.py"):
-        claimed[module_name(str(path), config.root)[0]] += 1
-        item = first_pass(path.read_bytes(), str(path), config, lazy=True)
-        if item.deferred:
-            deferred.add(item.deferred)
-    return Runs(deferred, {module for module, count in claimed.items() if count > 1})
+    return runs_of(tree, load_config(find_pyproject(tree)))
 
 
 @pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
@@ -129,21 +119,6 @@ def test_the_index_survives_the_cache(tmp_path: Path) -> None:
     assert Growth.from_json(json.loads(json.dumps(growth.to_json()))) == growth
 
 
-def _files(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
-def _findings(root: Path, capsys: pytest.CaptureFixture[str], *how: str) -> list[object]:
-    command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
-    main([*command, *how, str(root)])
-    return [
-        (f["path"], f["line"], f["code"], f["message"]) for f in json.loads(capsys.readouterr().out)
-    ]
-
-
 # Trees where another file reached the name before the function was added: the facts or the
 # plan would change elsewhere, so the merge runs (each check, undone, fails its case).
 CALLED = {
@@ -172,13 +147,13 @@ def test_a_function_another_file_reached_is_left_to_the_merge(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     module, user, added = CALLED[name]
-    _files(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user})
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user})
     cache = ("--cache-dir", str(tmp_path / ".cache"))
-    before = _findings(tmp_path, capsys, *cache)
+    before = findings(tmp_path, capsys, *cache)
     (tmp_path / "pkg" / "mod.py").write_text(module + added)
-    after = _findings(tmp_path, capsys, "--no-cache")
+    after = findings(tmp_path, capsys, "--no-cache")
     assert after != before  # (the function added changes another file's findings)
-    assert _findings(tmp_path, capsys, *cache) == after
+    assert findings(tmp_path, capsys, *cache) == after
 
 
 def test_a_function_reaching_a_module_the_merge_did_not_read(tmp_path: Path) -> None:
@@ -414,12 +389,12 @@ def test_a_reviewed_case_gives_the_findings_of_a_run_without_cache(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files, edited, versions = REVIEWED[name]
-    _files(tmp_path, files)
+    write_tree(tmp_path, files)
     cache = ("--cache-dir", str(tmp_path / ".cache"))
     for version in versions:
         (tmp_path / edited).write_text(version)
-        warm = _findings(tmp_path, capsys, *cache)
-        assert warm == _findings(tmp_path, capsys, "--no-cache"), version
+        warm = findings(tmp_path, capsys, *cache)
+        assert warm == findings(tmp_path, capsys, "--no-cache"), version
 
 
 def test_a_module_name_several_files_claim_refuses_it() -> None:

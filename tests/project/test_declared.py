@@ -8,24 +8,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.basics.config import Config
 from shmlint.basics.options import Options
-from shmlint.cli import main
 from shmlint.facts.added import Growth
 from shmlint.facts.declared import declare, declared
 from shmlint.facts.evidence import Evidence, TypeTables
 from shmlint.facts.model import ProjectFacts
-from shmlint.facts.moved import moved_lines, relined
 from shmlint.facts.records import ClassFact
 from shmlint.facts.summary import ClassInfo, ModuleSummary
 from shmlint.run.passes import FirstPass
-from tests.project.merged import PROJECT_TREES, merged_facts
+from tests.project.merged import (
+    PROJECT_TREES,
+    assert_merged,
+    copied,
+    derived_facts,
+    findings,
+    merged_facts,
+    write_tree,
+)
 from tests.project.test_added import _item, _runs, _tree
 
 ARRAY_RECORD = (
@@ -60,53 +65,27 @@ def _edits(text: str) -> list[str]:
     return edits
 
 
-def _derived(
-    before: ProjectFacts, old: FirstPass, new: FirstPass, tree: Path
-) -> ProjectFacts | None:
-    """What the incremental run derives from ``before`` for the edit ``old`` → ``new``."""
-    assert old.summary is not None and new.summary is not None
-    questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
-    item = declared(old.summary, new.summary, *questions)
-    if item is None:
-        return None
-    lines = moved_lines(old.summary, item.summary)
-    facts = None if lines is None else relined(before, {new.summary.path: lines})
-    if facts is None:
-        return None
-    tables = TypeTables.for_options(Options())
-    growth = declare(facts, [item], _runs(tree), tables, external=True)
-    return None if growth is None else growth.applied(facts, before.index)
-
-
 @pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
 def test_facts_knowing_imports_and_classes_added_are_the_merged_facts(
     case: Path, tmp_path: Path
 ) -> None:
-    tree = tmp_path / case.name
-    shutil.copytree(case, tree)
-    config = load_config(find_pyproject(tree))
-    before = merged_facts(tree, config)
-    assert before.index is not None
+    tree, config, before = copied(case, tmp_path)
     derived = 0
     for path in sorted(tree.rglob("*.py")):
         old = _item(path, config)
-        if old is None:
+        if old is None or old.summary is None:
             continue
         original = path.read_text(encoding="utf-8")
         for edited in _edits(original):
             path.write_text(edited, encoding="utf-8")
             new = _item(path, config)
-            assert new is not None, edited
-            facts = _derived(before, old, new, tree)
+            assert new is not None and new.summary is not None, edited
+            questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
+            facts = derived_facts(before, old.summary, new.summary, questions, tree, config)
             if facts is not None:
-                merged = merged_facts(tree, config)
-                assert facts.canonical_json() == merged.canonical_json(), edited
-                assert facts.index is not None and merged.index is not None
-                assert merged.index.asked <= facts.index.asked
-                assert merged.index.unresolved <= facts.index.unresolved
-                assert merged.index.spelled <= facts.index.spelled
+                assert_merged(facts, tree, config, edited)
                 derived += 1
-            path.write_text(original, encoding="utf-8")
+        path.write_text(original, encoding="utf-8")
     assert derived >= 2  # (edits were taken, and the test saw them)
 
 
@@ -117,21 +96,6 @@ def test_the_growth_survives_the_cache() -> None:
     )
     assert Growth.from_json(json.loads(json.dumps(growth.to_json()))) == growth
     assert growth.content() != Growth((), {}, frozenset(), frozenset()).content()
-
-
-def _files(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
-def _findings(root: Path, capsys: pytest.CaptureFixture[str], *how: str) -> list[object]:
-    command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
-    main([*command, *how, str(root)])
-    return [
-        (f["path"], f["line"], f["code"], f["message"]) for f in json.loads(capsys.readouterr().out)
-    ]
 
 
 KEEPER = (
@@ -234,13 +198,23 @@ def test_a_name_something_reached_is_left_to_the_merge(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files, before_text, after_text = REACHED[name]
-    _files(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": before_text, **files})
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": before_text, **files})
     cache = ("--cache-dir", str(tmp_path / ".cache"))
-    before = _findings(tmp_path, capsys, *cache)
+    before = findings(tmp_path, capsys, *cache)
     (tmp_path / "pkg" / "mod.py").write_text(after_text)
-    after = _findings(tmp_path, capsys, "--no-cache")
+    after = findings(tmp_path, capsys, "--no-cache")
     assert after != before  # (the name added changes a finding)
-    assert _findings(tmp_path, capsys, *cache) == after
+    assert findings(tmp_path, capsys, *cache) == after
+
+
+def _derived(
+    before: ProjectFacts, old: FirstPass, new: FirstPass, tree: Path
+) -> ProjectFacts | None:
+    """What the incremental run derives from ``before`` for the edit ``old`` → ``new``."""
+    assert old.summary is not None and new.summary is not None
+    questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
+    config = Config(root=tree)
+    return derived_facts(before, old.summary, new.summary, questions, tree, config)
 
 
 def _refused(

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from shmlint.basics.config import Config, find_pyproject, load_config
 from shmlint.cli import main
-from shmlint.facts.model import ProjectFacts
-from shmlint.facts.moved import relined
-from shmlint.run.derived import Change, Edit, _growth, edit_between
 from shmlint.run.passes import first_pass, syntax_summary
-from tests.project.merged import PROJECT_TREES, merged_facts
-from tests.project.test_added import _runs
+from tests.project.merged import PROJECT_TREES, assert_merged, copied, derived_facts
 from tests.project.test_removed import _removals
 from tests.speed.test_incremental import _full_runs
 
@@ -37,34 +31,11 @@ def _edits(text: str) -> list[str]:
     return edits
 
 
-def _derived(before: ProjectFacts, edit: Edit, path: str, tree: Path) -> ProjectFacts | None:
-    """The facts ``check_derived`` takes for ``edit`` of the module at ``path``."""
-    change = Change({path: edit.lines}, [], [], [], [])
-    for name, value in (
-        ("additions", edit.added),
-        ("removals", edit.removed),
-        ("declarations", edit.declared),
-        ("renames", edit.renamed),
-    ):
-        if value is not None:
-            getattr(change, name).append(value)
-    facts = relined(before, change.moved)
-    if facts is None:
-        return None
-    if not change.grows:
-        return facts
-    growth = _growth(facts, change, _runs(tree), Config(root=tree))
-    return None if growth is None else growth.applied(facts, before.index)
-
-
 @pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
 def test_facts_after_an_edit_of_a_module_the_merge_read_are_the_merged_facts(
     case: Path, tmp_path: Path
 ) -> None:
-    tree = tmp_path / case.name
-    shutil.copytree(case, tree)
-    config = load_config(find_pyproject(tree))
-    before = merged_facts(tree, config)
+    tree, config, before = copied(case, tmp_path)
     read = {path for path, _ in before.modules.values()}
     derived = tried = 0
     for path in sorted(tree.rglob("*.py")):
@@ -77,14 +48,10 @@ def test_facts_after_an_edit_of_a_module_the_merge_read_are_the_merged_facts(
             path.write_text(edited, encoding="utf-8")
             new = syntax_summary(edited.encode(), str(path), config)
             assert old is not None and new is not None
-            edit = edit_between(old, new, [], [])
-            facts = None if edit is None else _derived(before, edit, str(path), tree)
+            facts = derived_facts(before, old, new, ([], []), tree, config)
             tried += 1
             if facts is not None:
-                merged = merged_facts(tree, config)
-                assert facts.canonical_json() == merged.canonical_json(), edited
-                assert facts.index is not None and merged.index is not None
-                assert merged.index.spelled <= facts.index.spelled
+                assert_merged(facts, tree, config, edited)
                 derived += 1
         path.write_text(original, encoding="utf-8")
     assert derived <= tried

@@ -23,10 +23,16 @@ from shmlint.facts.index import FactsIndex
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import moved_lines, relined
 from shmlint.facts.records import ReadChain
-from shmlint.facts.removed import rename, renamed_functions, shrink
+from shmlint.facts.removed import renamed_functions, shrink
 from shmlint.facts.summary import FunctionInfo, ModuleSummary
 from shmlint.run.passes import FirstPass
-from tests.project.merged import PROJECT_TREES, merged_facts
+from tests.project.merged import (
+    PROJECT_TREES,
+    assert_merged,
+    derived_facts,
+    merged_facts,
+    write_tree,
+)
 from tests.project.test_added import ACTORS, _edits, _item, _runs
 from tests.speed.test_incremental import _full_runs
 
@@ -108,13 +114,6 @@ def test_facts_forgetting_functions_removed_are_the_merged_facts(
     assert tried and derived >= 1  # (removals were taken, and the test saw them)
 
 
-def _files(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
 MODULE = (
     "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n\n\n"
     "def helper(x) -> int:\n    return len(x)\n"
@@ -142,7 +141,7 @@ MODULE = (
 def test_a_function_another_module_reached_is_left_to_the_merge(
     tmp_path: Path, user: str, taken: bool
 ) -> None:
-    _files(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": MODULE, "pkg/use.py": user})
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": MODULE, "pkg/use.py": user})
     config = Config(root=tmp_path)
     path = tmp_path / "pkg" / "mod.py"
     removed = MODULE.replace("def helper(x) -> int:\n    return len(x)\n", "")
@@ -159,7 +158,9 @@ def test_a_warm_run_after_a_removal_finds_what_a_run_without_cache_finds(
         "    def keep(self, ref) -> None:\n        self.kept: np.ndarray = fetch(ref)\n"
     )
     helpers = "".join(f"\n\ndef helper_{i}(x) -> int:\n    return len(x)\n" for i in range(6))
-    _files(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": MODULE + helpers, "pkg/use.py": keeps})
+    write_tree(
+        tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": MODULE + helpers, "pkg/use.py": keeps}
+    )
     command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
     cache = ["--cache-dir", str(tmp_path / "cache")]
     main([*command, *cache, str(tmp_path / "pkg")])
@@ -207,7 +208,7 @@ def test_a_function_whose_body_reaches_a_deferred_module_is_left_to_the_merge(
         "pkg/deep.py": "class Out:\n    size: int\n\n\ndef make(x):\n    return Out()\n",
         "pkg/mod.py": f"import ray\nimport pkg.extra\n\n\n{removed}",
     }
-    _files(tmp_path, files)
+    write_tree(tmp_path, files)
     _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
 
 
@@ -221,7 +222,7 @@ def test_a_method_of_an_actor_s_class_is_left_to_the_merge(tmp_path: Path, how: 
         + removed,
         "pkg/other.py": other,
     }
-    _files(tmp_path, files)
+    write_tree(tmp_path, files)
     _refused_removal(tmp_path, tmp_path / "pkg" / "mod.py", removed)
 
 
@@ -239,7 +240,7 @@ def test_a_function_rating_an_installed_name_is_left_to_the_merge(
         "pkg/__init__.py": "",
         "pkg/mod.py": f"import ray\nfrom extpkg.outputs import {named}\n\n\n{removed}",
     }
-    _files(project, files)
+    write_tree(project, files)
     _refused_removal(project, project / "pkg" / "mod.py", removed)
 
 
@@ -284,26 +285,6 @@ def _renames(text: str) -> list[str]:
     return texts
 
 
-def _renamed_derived(
-    before: ProjectFacts, old: FirstPass, new: FirstPass, tree: Path
-) -> ProjectFacts | None:
-    """What the incremental run derives from ``before`` for the edit ``old`` → ``new``."""
-    assert old.summary is not None and new.summary is not None
-    questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
-    renamed = renamed_functions(old.summary, new.summary, *questions)
-    if renamed is None:
-        return None
-    lines = moved_lines(renamed.removed.summary, renamed.added.summary)
-    if lines is None:
-        return None
-    tables = TypeTables.for_options(Options())
-    facts = relined(before, {new.summary.path: lines})
-    if facts is None:
-        return None
-    growth = rename(facts, [renamed], _runs(tree), tables, external=True)
-    return None if growth is None else growth.applied(facts, before.index)
-
-
 @pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
 def test_facts_after_functions_renamed_are_the_merged_facts(case: Path, tmp_path: Path) -> None:
     tree = tmp_path / case.name
@@ -320,14 +301,14 @@ def test_facts_after_functions_renamed_are_the_merged_facts(case: Path, tmp_path
             path.write_text(edited, encoding="utf-8")
             new = _item(path, config)
             tried += 1
-            facts = None if new is None else _renamed_derived(before, old, new, tree)
+            if new is None or new.summary is None or old.summary is None:
+                continue
+            questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
+            if not renamed_functions(old.summary, new.summary, *questions):
+                continue  # (another reading: test_added, test_declared)
+            facts = derived_facts(before, old.summary, new.summary, questions, tree, config)
             if facts is not None:
-                merged = merged_facts(tree, config)
-                assert facts.canonical_json() == merged.canonical_json(), edited
-                assert facts.index is not None and merged.index is not None
-                assert merged.index.asked <= facts.index.asked
-                assert merged.index.unresolved <= facts.index.unresolved
-                assert merged.index.spelled <= facts.index.spelled
+                assert_merged(facts, tree, config, edited)
                 derived += 1
         path.write_text(original, encoding="utf-8")
     # (Few are taken on these small trees, where another file reaches most functions: 21 of
@@ -344,7 +325,7 @@ USER = (
 def test_a_renamed_helper_nothing_reached_is_derived(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _files(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": MODULE, "pkg/user.py": USER})
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": MODULE, "pkg/user.py": USER})
     cache = ("--cache-dir", str(tmp_path / ".cache"))
     command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
     main([*command, *cache, str(tmp_path)])
