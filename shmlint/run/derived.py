@@ -172,12 +172,13 @@ def check_derived(
     jobs: int,
     prefilter: bool,
 ) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
-    """The run when changed files only moved lines or added functions nothing looked up
-    (``change``): the last facts relined and knowing the names, stored under this run's
-    keys; phase 2 on the files it re-checked last time (an unchanged file asks what it asked,
-    and an answer naming a moved line differed from its own then, as it does now; none asked
-    about an added name) and on the changed files the new facts send there. A file whose
-    lookups in the last facts these answer the same keeps its last result (``check_files``'
+    """The run when changed files only moved lines, or made one kind of growth nothing looked
+    up (``change``: functions added, removed or renamed, imports and classes added): the last
+    facts relined and knowing (or forgetting) the names, stored under this run's keys;
+    phase 2 on the files it re-checked last time (an unchanged file asks what it asked, and an
+    answer naming a moved line differed from its own then, as it does now; none asked about an
+    added name) and on the changed files the new facts send there. A file whose lookups in
+    the last facts these answer the same keeps its last result (``check_files``'
     ``earlier``)."""
     facts_key = facts_key_of(keys)
     # These keys' facts may be stored already (an edit undone): never stored over, taken when
