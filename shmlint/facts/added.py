@@ -121,7 +121,7 @@ def added_functions(
         flows=tuple(f for f in new.flows if f not in flows),
         calls=tuple(c for c in new.calls if c not in calls),
     )
-    if spells(new, names):
+    if _spells(new, names):
         return None
     return Added(summary, new, functions, flows, calls, questions)
 
@@ -142,7 +142,7 @@ class _Own:
         return all(slot.startswith(self.params) for slot in slots)
 
 
-def spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
+def _spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
     """Whether a name the merge resolves in the module — an annotation, a class's base — spells
     the last part of one of ``names`` (the merge resolves a name's first part to the module's
     own top-level names first: ``ClassResolver.locals``)."""
