@@ -145,11 +145,25 @@ class Change:
     """What the changed files gave the merge anew: lines moved, and one kind of growth in one
     run (functions added, removed or renamed; imports and classes added)."""
 
-    moved: dict[str, Lines]
-    additions: list[Added]
+    moved: dict[str, Lines] = dataclasses.field(default_factory=dict)
+    additions: list[Added] = dataclasses.field(default_factory=list)
     removals: list[Added] = dataclasses.field(default_factory=list)
     declarations: list[Declared] = dataclasses.field(default_factory=list)
     renames: list[Renamed] = dataclasses.field(default_factory=list)
+
+    def take(self, path: str, edit: Edit) -> None:
+        """Add what one changed file (at ``path``) gives anew (no line it moved the facts
+        carry: nothing for ``moved``)."""
+        if any(old_line != new_line for old_line, new_line in edit.lines.items()):
+            self.moved[path] = edit.lines
+        if edit.added is not None:
+            self.additions.append(edit.added)
+        if edit.removed is not None:
+            self.removals.append(edit.removed)
+        if edit.declared is not None:
+            self.declarations.append(edit.declared)
+        if edit.renamed is not None:
+            self.renames.append(edit.renamed)
 
     @property
     def grows(self) -> int:

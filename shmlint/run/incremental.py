@@ -22,12 +22,8 @@ from pathlib import Path
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
-from shmlint.facts.added import Added
-from shmlint.facts.declared import Declared
 from shmlint.facts.lookups import FactsUnavailable, replayed
 from shmlint.facts.model import ProjectFacts
-from shmlint.facts.moved import Lines
-from shmlint.facts.removed import Renamed
 from shmlint.run.cache import Cache
 from shmlint.run.derived import Change, check_derived, edit_of, trace
 from shmlint.run.encoding import Stat
@@ -146,11 +142,7 @@ def _check_changed(
     stats: list[Stat | None] = list(last.stats)
     keys = list(last.keys)
     given = list(last.gives)
-    moved: dict[str, Lines] = {}  # the changed files that only moved lines: path → lines
-    additions: list[Added] = []  # the functions changed files added (facts.added)
-    removals: list[Added] = []  # ... and removed (facts.removed)
-    declarations: list[Declared] = []  # the imports and classes they added (facts.declared)
-    renames: list[Renamed] = []  # the functions they removed and added at once
+    change = Change()  # what the changed files give anew: lines moved, names added...
     fresh: dict[int, tuple[FirstPass, bytes]] = {}
     old_keys: dict[int, str | None] = {}  # (the phase-1 keys of their last bytes)
     for index in changed:
@@ -190,25 +182,16 @@ def _check_changed(
                 if index >= len(last.spellers) or spells != last.spellers[index]:
                     return None
                 cache.put_syntax_summary(syntax_key(key), read)  # (the next edit's "before")
-            if any(old_line != new_line for old_line, new_line in edit.lines.items()):
-                moved[summary.path] = edit.lines
-            if edit.added is not None:
-                additions.append(edit.added)
-            if edit.removed is not None:
-                removals.append(edit.removed)
-            if edit.declared is not None:
-                declarations.append(edit.declared)
-            if edit.renamed is not None:
-                renames.append(edit.renamed)
-            # (Else no line the facts carry moved: they are the last run's.)
+            change.take(summary.path, edit)
+            # (Nothing taken: no line the facts carry moved, they are the last run's.)
         if item.deferred and any(word in data for word in words):
             return None  # it may call a function returning a read now
         keys[index] = key
         old_keys[index] = old_key
         fresh[index] = (item, data)
-    if moved and last.foreign:
+    if change.moved and last.foreign:
         return None  # a file's own answers may name a moved line (runner.cites_others)
-    if moved or additions or removals or declarations or renames:
+    if change.moved or change.grows:
         for unwanted in started.values():  # (phase 2 against the last facts)
             unwanted.cancel()
         started.clear()
@@ -221,7 +204,7 @@ def _check_changed(
             keys,
             given,
             stats,
-            Change(moved, additions, removals, declarations, renames),
+            change,
             load,
             jobs,
             prefilter,

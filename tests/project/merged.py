@@ -56,13 +56,8 @@ def derived_facts(
     edit = edit_between(old, new, *questions)
     if edit is None:
         return None
-    change = Change(
-        {new.path: edit.lines},
-        [edit.added] if edit.added else [],
-        [edit.removed] if edit.removed else [],
-        [edit.declared] if edit.declared else [],
-        [edit.renamed] if edit.renamed else [],
-    )
+    change = Change()
+    change.take(new.path, edit)
     facts = relined(before, change.moved)
     if facts is None or not change.grows:
         return facts

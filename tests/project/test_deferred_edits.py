@@ -14,7 +14,7 @@ import pytest
 
 from shmlint.cli import main
 from shmlint.run.passes import first_pass, syntax_summary
-from tests.project.merged import PROJECT_TREES, assert_merged, copied, derived_facts
+from tests.project.merged import PROJECT_TREES, assert_merged, copied, derived_facts, write_tree
 from tests.project.test_removed import _removals
 from tests.speed.test_incremental import _full_runs
 
@@ -69,9 +69,7 @@ def test_a_deferred_module_the_merge_read_is_derived_not_merged(
         "pkg/user.py": "import ray\n\nfrom pkg.records import Out\n\n\nclass Keeper:\n"
         "    def keep(self, ref):\n        value: Out = ray.get(ref)\n        self.value = value\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     command = ["check", "--isolated", "--output-format", "json", "--min-confidence", "medium"]
     cache = ("--cache-dir", str(tmp_path / ".cache"))
     main([*command, *cache, str(tmp_path)])
@@ -103,9 +101,7 @@ def test_a_deferred_module_that_stops_spelling_a_possible_readers_name_is_merged
         "def peek(box):\n    return box.get()\n",
         "pkg/peeker.py": "def look(box):\n    return box  # peek\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     command = ["check", "--isolated", "--cache-dir", str(tmp_path / ".cache"), str(tmp_path)]
     main(command)
     (tmp_path / "pkg" / "peeker.py").write_text("# moved\ndef look(box):\n    return box\n")
@@ -127,9 +123,7 @@ def test_a_deferred_module_after_facts_served_from_the_cache_is_merged(
     keeps += "        value{} = ray.get(ref)\n        self.value = value\n"
     without, naming = keeps.format("", ""), keeps.format("from pkg.records import Out\n", ": Out")
     files = {"pkg/__init__.py": "", "pkg/records.py": records, "pkg/user.py": without}
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     command = ["check", "--isolated", "--cache-dir", str(tmp_path / ".cache"), str(tmp_path)]
     user = tmp_path / "pkg" / "user.py"
     for text in (without, naming, without):  # (the last run is served its facts)
