@@ -154,13 +154,20 @@ def _spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
 
 
 def stands(
-    added: Added, facts: ProjectFacts, index: FactsIndex, deferred: set[str], shared: set[str]
+    added: Added,
+    facts: ProjectFacts,
+    index: FactsIndex,
+    deferred: set[str],
+    shared: set[str],
+    replaced: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether ``facts`` (with ``index``) take ``added`` by its names alone: nothing looked
     them up, they meant nothing, their module's name is its file's alone (``shared``: those
     several files claim, whose own names the merge mixes), and what their bodies use reaches
     no module the facts lack (``deferred``: the modules phase 1 did not analyse, which the
-    merge reads when a name runs through them)."""
+    merge reads when a name runs through them). ``replaced``: names ``facts`` just forgot,
+    whose lookups answer as before (shmlint/facts/resigned.py): looking them up is no
+    reach."""
     if added.module.module in shared:
         return False
     inherited = {base for fact in facts.classes.values() for base in fact.bases}
@@ -172,7 +179,7 @@ def stands(
             return False  # (an actor's method, maybe made so elsewhere, or inherited by one)
         if realias(facts.aliases, name) is not None:
             return False  # (the facts forward it elsewhere)
-        if name in index.unresolved or name in index.asked:
+        if name not in replaced and (name in index.unresolved or name in index.asked):
             return False
     return not reaches_unread(used_names(bodies(added), added.questions), facts, deferred)
 
@@ -274,14 +281,15 @@ class Growth:
     spelled: frozenset[str] = frozenset()
 
     def applied(self, facts: ProjectFacts, index: FactsIndex | None) -> ProjectFacts:
-        """``facts`` knowing the functions, aliases and classes (and forgetting the removed
-        functions), with ``index`` grown (a copy: the digest is not copied)."""
+        """``facts`` forgetting the removed functions, then knowing the functions, aliases
+        and classes (a function both removed and added has its new return fact), with
+        ``index`` grown (a copy: the digest is not copied)."""
         gone = set(self.removed)
-        returns = {**facts.returns, **self.returns}
+        kept = {n: r for n, r in facts.returns.items() if n not in gone} if gone else facts.returns
         grown = dataclasses.replace(
             facts,
-            functions=(facts.functions | set(self.names)) - gone,
-            returns={n: r for n, r in returns.items() if n not in gone} if gone else returns,
+            functions=(facts.functions - gone) | set(self.names),
+            returns={**kept, **self.returns},
             aliases={**facts.aliases, **self.aliases} if self.aliases else facts.aliases,
             classes={**facts.classes, **self.classes} if self.classes else facts.classes,
             _canonical={},
@@ -351,7 +359,17 @@ def grow(
             return None
         returns.update(rated)
     names = tuple(name for added in additions for name in added.names)
-    known = facts.functions | set(names)
+    asked, unresolved, pairs = indexed(facts, additions)
+    return Growth(names, returns, asked, unresolved, spelled=pairs)
+
+
+def indexed(
+    facts: ProjectFacts, additions: list[Added]
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What the index of ``facts`` gains with the functions of ``additions``: the names their
+    module's new questions ask as functions, their calls' callees the facts cannot place, the
+    names they spell (as ``Growth`` takes them, nothing removed in between)."""
+    known = facts.functions | {name for added in additions for name in added.names}
     asked = asked_functions((q for added in additions for q in added.questions), facts)
     callees = {facts.canonical(c.callee) for added in additions for c in added.calls}
     unresolved = {c for c in callees if c not in known and c not in facts.classes}
@@ -359,5 +377,4 @@ def grow(
     used = [n for added in additions for n in used_names(bodies(added), added.questions)]
     for added in additions:
         used += annotation_names(added.module, [info.returns for info in added.functions])
-    pairs = spelled(used, grown)
-    return Growth(names, returns, asked, frozenset(unresolved), spelled=pairs)
+    return asked, frozenset(unresolved), spelled(used, grown)

@@ -39,12 +39,17 @@ def _parameter_slot(
     return f"param:{callee}.{arg}" if arg in params else None
 
 
-def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> frozenset[str]:
-    """Kinds into every slot; returns the canonical callees of calls that land nowhere (no
-    project function or class of that name: ``shmlint.facts.added.FactsIndex``)."""
+def propagate_kinds(
+    summaries: list[ModuleSummary], facts: ProjectFacts
+) -> tuple[frozenset[str], frozenset[str]]:
+    """Kinds into every slot; returns the canonical callees of calls that land nowhere: those
+    of no project function or class of that name, and the project functions and classes
+    passed a handle (a kind, or an origin holding one) in no parameter of theirs
+    (``shmlint.facts.index.FactsIndex``: ``unresolved``, ``unplaced``)."""
     params_of = {f.name: f.params for s in summaries for f in s.functions}
     edges: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
     unresolved: set[str] = set()
+    misplaced: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
     for summary in summaries:
         for flow in summary.flows:
             edges.append((flow.target, frozenset(flow.kinds), flow.origins))
@@ -52,10 +57,12 @@ def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> froz
             slot = _parameter_slot(facts, params_of, call.callee, call.arg, call.bound)
             if slot is not None:
                 edges.append((slot, frozenset(call.kinds), call.origins))
+                continue
+            callee = facts.canonical(call.callee)
+            if callee not in params_of and callee not in facts.classes:
+                unresolved.add(callee)
             else:
-                callee = facts.canonical(call.callee)
-                if callee not in params_of and callee not in facts.classes:
-                    unresolved.add(callee)
+                misplaced.append((callee, call.kinds, call.origins))
     # The least fixpoint, by a worklist: an edge is evaluated again only when one of its
     # origins grew (most edges carry only origins that never get a kind). What an origin
     # holds is looked up by its canonical slot, as ``facts.kinds`` does.
@@ -79,7 +86,12 @@ def propagate_kinds(summaries: list[ModuleSummary], facts: ProjectFacts) -> froz
         if not new <= old:
             kinds[target] = old | new
             todo.extend(reversed(readers.get(target, ())))  # the edges that read this key
-    return frozenset(unresolved)
+    unplaced = {
+        callee
+        for callee, own, origins in misplaced
+        if own or any(kinds.get(_canonical_slot(facts, origin)) for origin in origins)
+    }
+    return frozenset(unresolved), frozenset(unplaced)
 
 
 def _canonical_slot(facts: ProjectFacts, slot: str) -> str:

@@ -23,6 +23,10 @@ class FactsIndex:
     # The classes whose facts depend on the order the merge rated them in (a reference cycle
     # among them or what they read: ``ClassResolver.cyclic``).
     cyclic: frozenset[str] = frozenset()
+    # The project functions and classes a call passed a handle in no parameter of theirs (a
+    # keyword they lack, one positional argument too many): another signature may place it
+    # (shmlint/facts/resigned.py).
+    unplaced: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, list[str]]:
         """JSON-able form (the facts' cache entry)."""
@@ -31,6 +35,7 @@ class FactsIndex:
             "unresolved": sorted(self.unresolved),
             "spelled": sorted(self.spelled),
             "cyclic": sorted(self.cyclic),
+            "unplaced": sorted(self.unplaced),
         }
 
     @classmethod
@@ -41,6 +46,7 @@ class FactsIndex:
             frozenset(map(str, data["unresolved"])),
             frozenset(map(str, data["spelled"])),
             frozenset(map(str, data["cyclic"])),
+            frozenset(map(str, data["unplaced"])),
         )
 
     def grown(
@@ -53,4 +59,5 @@ class FactsIndex:
             self.unresolved | frozenset(unresolved),
             self.spelled | frozenset(spelled),
             self.cyclic,
+            self.unplaced,
         )

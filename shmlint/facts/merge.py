@@ -45,7 +45,7 @@ def merge(
         facts._canonical.clear()
         facts.external = ExternalClasses(tables)
     _functions(summaries, facts, resolver)
-    unresolved = propagate_kinds(summaries, facts)
+    unresolved, unplaced = propagate_kinds(summaries, facts)
     propagate_reads(summaries, facts)
     if questions is not None:
         questions = list(questions)
@@ -53,7 +53,8 @@ def merge(
         names += question_names(questions)
         pairs = spelled(names, facts)
         asked = asked_functions(questions, facts)
-        facts.index = FactsIndex(asked, unresolved, pairs, frozenset(resolver.cyclic))
+        cyclic = frozenset(resolver.cyclic)
+        facts.index = FactsIndex(asked, unresolved, pairs, cyclic, unplaced)
     return facts
 
 

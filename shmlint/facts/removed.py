@@ -76,14 +76,14 @@ def shrink(
     for removal in removals:
         if not stands(removal, without, index, deferred, modules.shared):
             return None
-        if _reaches_deferred(used_names(bodies(removal), removal.questions), deferred):
+        if reaches_deferred(used_names(bodies(removal), removal.questions), deferred):
             return None
-        if _rates_unanalysed_class(removal, without, tables, external, analysed):
+        if rates_unanalysed_class(removal, without, tables, external, analysed):
             return None
     return Growth((), {}, frozenset(), frozenset(names), removed=tuple(names))
 
 
-def _reaches_deferred(names: Iterable[str], deferred: set[str]) -> bool:
+def reaches_deferred(names: Iterable[str], deferred: set[str]) -> bool:
     """Whether a name, or a module above it, is a module phase 1 deferred."""
     for name in names:
         parts = name.split(".")
@@ -92,7 +92,7 @@ def _reaches_deferred(names: Iterable[str], deferred: set[str]) -> bool:
     return False
 
 
-def _rates_unanalysed_class(
+def rates_unanalysed_class(
     removal: Added, facts: ProjectFacts, tables: TypeTables, external: bool, analysed: set[str]
 ) -> bool:
     """Whether rating the removed functions' annotations, as the merge did, reads a class no

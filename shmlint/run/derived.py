@@ -21,6 +21,7 @@ from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
 from shmlint.facts.removed import Renamed, rename, renamed_functions, shrink
+from shmlint.facts.resigned import resign, resigned_functions
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat
@@ -76,13 +77,14 @@ def trace(
 @dataclasses.dataclass(frozen=True, slots=True)
 class Edit:
     """What one changed file gives the merge anew: the lines it moved, the functions it added
-    or removed (or both: renamed), the imports and classes it added."""
+    or removed (or both: renamed, or changed in place), the imports and classes it added."""
 
     lines: Lines
     added: Added | None = None
     removed: Added | None = None  # (read backwards: its ``module`` is the last summary)
     declared: Declared | None = None  # imports and classes added
     renamed: Renamed | None = None  # functions removed and others added
+    resigned: Renamed | None = None  # functions changed in place (removed, added again)
 
 
 def edit_of(
@@ -113,7 +115,8 @@ def edit_between(
     """The lines a module moved (:func:`shmlint.facts.moved.moved_lines`) when it gives the
     merge what it gave (summary ``old``, questions ``before``) but for line numbers, or that
     and functions added (:func:`shmlint.facts.added.added_functions`), removed (the same,
-    backwards) or renamed (both), or imports and classes added
+    backwards), renamed (both) or changed in place
+    (:func:`shmlint.facts.resigned.resigned_functions`), or imports and classes added
     (:func:`shmlint.facts.declared.declared`); else None."""
     # Each reading of the edit, with the summaries that must then differ only in lines.
     candidates: list[tuple[ModuleSummary, ModuleSummary, Edit]] = []
@@ -133,6 +136,11 @@ def edit_between(
         candidates.append(
             (renamed.removed.summary, renamed.added.summary, Edit({}, renamed=renamed))
         )
+    resigned = resigned_functions(old, new, before, after)
+    if resigned is not None:
+        candidates.append(
+            (resigned.removed.summary, resigned.added.summary, Edit({}, resigned=resigned))
+        )
     for first, second, edit in candidates:
         lines = moved_lines(first, second)
         if lines is not None:
@@ -143,13 +151,15 @@ def edit_between(
 @dataclasses.dataclass(frozen=True, slots=True)
 class Change:
     """What the changed files gave the merge anew: lines moved, and one kind of growth in one
-    run (functions added, removed or renamed; imports and classes added)."""
+    run (functions added, removed, renamed or changed in place; imports and classes
+    added)."""
 
     moved: dict[str, Lines] = dataclasses.field(default_factory=dict)
     additions: list[Added] = dataclasses.field(default_factory=list)
     removals: list[Added] = dataclasses.field(default_factory=list)
     declarations: list[Declared] = dataclasses.field(default_factory=list)
     renames: list[Renamed] = dataclasses.field(default_factory=list)
+    resignings: list[Renamed] = dataclasses.field(default_factory=list)
 
     def take(self, path: str, edit: Edit) -> None:
         """Add what one changed file (at ``path``) gives anew (no line it moved the facts
@@ -164,11 +174,19 @@ class Change:
             self.declarations.append(edit.declared)
         if edit.renamed is not None:
             self.renames.append(edit.renamed)
+        if edit.resigned is not None:
+            self.resignings.append(edit.resigned)
 
     @property
     def grows(self) -> int:
         """How many kinds of growth the change makes (more than one: left to the merge)."""
-        kinds = (self.additions, self.removals, self.declarations, self.renames)
+        kinds = (
+            self.additions,
+            self.removals,
+            self.declarations,
+            self.renames,
+            self.resignings,
+        )
         return sum(map(bool, kinds))
 
 
@@ -283,6 +301,8 @@ def growth_of(facts: ProjectFacts, change: Change, runs: Runs, config: Config) -
         return shrink(facts, change.removals, runs, tables, external)
     if change.renames:
         return rename(facts, change.renames, runs, tables, external)
+    if change.resignings:
+        return resign(facts, change.resignings, runs, tables, external)
     return declare(facts, change.declarations, runs, tables, external)
 
 

@@ -67,13 +67,15 @@ def derived_facts(
 
 def assert_merged(facts: ProjectFacts, tree: Path, config: Config, edited: str) -> None:
     """``facts`` (derived) are those of a merge of the edited ``tree``, their index a superset
-    of the merge's (what was asked, the calls placed nowhere, the names spelled)."""
+    of the merge's (what was asked, the calls placed nowhere, the names spelled, the handles
+    passed in no parameter)."""
     merged = merged_facts(tree, config)
     assert facts.canonical_json() == merged.canonical_json(), edited
     assert facts.index is not None and merged.index is not None
     assert merged.index.asked <= facts.index.asked
     assert merged.index.unresolved <= facts.index.unresolved
     assert merged.index.spelled <= facts.index.spelled
+    assert merged.index.unplaced <= facts.index.unplaced
 
 
 def copied(case: Path, tmp_path: Path) -> tuple[Path, Config, ProjectFacts]:

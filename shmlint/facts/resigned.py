@@ -1,0 +1,169 @@
+"""The facts after an edit that changed functions in place: a parameter added or renamed, a
+return annotation written or changed, a body passing its parameters on otherwise
+(shmlint/run/derived.py).
+
+Such an edit changed nothing the module offers by name, yet made the merge of the whole tree
+run again (1.4 s on the ray wheel), since nothing else it takes keeps a name and changes what
+it means. When the function, before and after, is one the facts take by its names alone
+(:func:`shmlint.facts.added.added_functions`: no handle kind in its body, nothing but its own
+parameters passed on, no read, no dunder, no actor's method), the merge gives for it only its
+name, where calls' arguments land in its parameters and its return fact. So the facts of the
+edited tree are the last ones with its return fact rated anew, unless
+
+- a handle reached its parameters or its result (a slot of it has kinds: where a call's
+  argument lands may change), or a call passed it a handle the merge placed in no parameter
+  (:attr:`FactsIndex.unplaced`: a new parameter may take it);
+- it returns a read or runs remotely (a removal refuses these too);
+- its return fact changes and another file asked what it returns (:attr:`FactsIndex.asked`:
+  the answer, and with it the plan of phase 2, changes), or rating the old annotation read a
+  class no analysed module declares or an installed module (the merge may have read it for
+  this function alone: ``removed.rates_unanalysed_class``), or rating the new one adds a class
+  or an installed file the facts lack (``added.rated_returns``);
+- its body stops using a name that runs through a module phase 1 deferred (the merge may have
+  read it for this body alone), or uses one reaching a module the facts lack
+  (``added.stands``).
+
+Lookups of its name answer as before otherwise (it is a function of the module, not remote,
+its return fact unchanged where asked): unlike an addition, its being asked about is no reach.
+``tests/project/test_resigned.py`` compares such facts with a merge of the edited tree on every
+project fixture, and has a case for each refusal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from shmlint.facts.added import (
+    Added,
+    Growth,
+    Runs,
+    added_functions,
+    bodies,
+    indexed,
+    rated_returns,
+    stands,
+)
+from shmlint.facts.closure import used_names
+from shmlint.facts.evidence import TypeTables
+from shmlint.facts.model import ProjectFacts
+from shmlint.facts.removed import Renamed, rates_unanalysed_class, reaches_deferred
+from shmlint.facts.summary import FunctionInfo, ModuleSummary
+
+Shape = tuple[object, ...]
+
+
+def _shapes(summary: ModuleSummary) -> dict[str, Shape]:
+    """Each function of ``summary`` as the merge sees it, lines aside: its signature, the
+    flows into its own slots from its own parameters and the calls passing those on."""
+    shapes: dict[str, Shape] = {}
+    for info in summary.functions:
+        params, result = f"param:{info.name}.", f"ret:{info.name}"
+        flows = [
+            flow
+            for flow in summary.flows
+            if (flow.target == result or flow.target.startswith(params))
+            and all(origin.startswith(params) for origin in flow.origins)
+        ]
+        calls = [
+            call
+            for call in summary.calls
+            if call.origins and all(origin.startswith(params) for origin in call.origins)
+        ]
+        signature = (info.params, info.method, info.returns, info.inferred, info.remote)
+        shapes[info.name] = (signature, tuple(flows), tuple(calls))
+    return shapes
+
+
+def resigned_functions(
+    old: ModuleSummary, new: ModuleSummary, old_questions: list[str], new_questions: list[str]
+) -> Renamed | None:
+    """The functions ``new`` changes in place from ``old`` (the same names; other parameters,
+    return annotation, or own flows and calls), as the old versions removed and the new ones
+    added through the module without either, when :func:`added_functions` takes both; None
+    otherwise (the middle's lines still to be compared)."""
+    before, after = _shapes(old), _shapes(new)
+    if before.keys() != after.keys():
+        return None
+    changed = {name for name, shape in after.items() if before[name] != shape}
+    if not changed:
+        return None
+    asked = set(new_questions)
+    middle = [question for question in old_questions if question in asked]
+    without_old = dataclasses.replace(
+        old, functions=tuple(f for f in old.functions if f.name not in changed)
+    )
+    without_new = dataclasses.replace(
+        new, functions=tuple(f for f in new.functions if f.name not in changed)
+    )
+    removed = added_functions(without_old, old, middle, old_questions)
+    added = added_functions(without_new, new, middle, new_questions)
+    if removed is None or added is None:
+        return None
+    return Renamed(removed, added)
+
+
+def resign(
+    facts: ProjectFacts,
+    items: list[Renamed],
+    modules: Runs,
+    tables: TypeTables,
+    external: bool,
+) -> Growth | None:
+    """What ``facts`` gain and lose when the functions of ``items`` change in place: their
+    return facts rated anew, the index grown by what the new versions ask, call and spell;
+    None when the facts of the edited tree may be other than that."""
+    index = facts.index
+    names = frozenset(name for item in items for name in item.added.names)
+    if index is None or not names or not names <= facts.functions:
+        return None
+    if names & (facts.remote | facts.returned_reads.keys() | index.unplaced):
+        return None
+    slots = tuple(f"param:{name}." for name in names)
+    results = {f"ret:{name}" for name in names}
+    if any(slot in results or slot.startswith(slots) for slot in facts.slot_kinds):
+        return None  # (a handle reached it: a call's argument may land elsewhere now)
+    without = dataclasses.replace(
+        facts,
+        functions=facts.functions - names,
+        returns={name: fact for name, fact in facts.returns.items() if name not in names},
+        _canonical={},
+    )
+    deferred = modules.deferred
+    analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
+    returns = {name: facts.returns[name] for name in names if name in facts.returns}
+    for item in items:
+        if not stands(item.added, without, index, deferred, modules.shared, names):
+            return None
+        used = set(used_names(bodies(item.added), item.added.questions))
+        if reaches_deferred(
+            set(used_names(bodies(item.removed), item.removed.questions)) - used, deferred
+        ):
+            return None  # (the merge may have read a deferred module for the old body alone)
+        old, new = _rerated(item.removed, item.added), _rerated(item.added, item.removed)
+        if not new.functions:
+            continue
+        if rates_unanalysed_class(old, without, tables, external, analysed):
+            return None
+        rated = rated_returns(new, without, tables, external)
+        if rated is None:
+            return None
+        for info in new.functions:
+            fact = rated.get(info.name)
+            if fact != facts.returns.get(info.name) and info.name in index.asked:
+                return None  # (another file's answer, and its plan, change)
+            returns.pop(info.name, None)
+            if fact is not None:
+                returns[info.name] = fact
+    asked, unresolved, pairs = indexed(without, [item.added for item in items])
+    ordered = tuple(sorted(names))
+    return Growth(ordered, returns, asked, unresolved, ordered, spelled=pairs)
+
+
+def _rerated(version: Added, other: Added) -> Added:
+    """``version`` with only the functions whose return annotation (written or inferred)
+    differs in ``other``, the other version of the same functions."""
+    written = {info.name: (info.returns, info.inferred) for info in other.functions}
+    functions: tuple[FunctionInfo, ...] = tuple(
+        info for info in version.functions if written[info.name] != (info.returns, info.inferred)
+    )
+    return dataclasses.replace(version, functions=functions)
