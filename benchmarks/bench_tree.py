@@ -15,7 +15,9 @@ knowing it), and of both a comment inserted on top (every line moves: the facts 
 run's relined); a function removed from the payload module (one of several appended first;
 the facts are the last run's forgetting it); an import inserted on top of the leaf file and a
 class appended to the payload module (the facts are the last run's knowing the alias, the
-class: shmlint/facts/declared.py; these two merged the tree before). Each appended edit is
+class: shmlint/facts/declared.py; these two merged the tree before); a parameter added to a
+function of the payload module (``--function``; the facts are the last run's with its return
+fact rated anew: shmlint/facts/resigned.py; it merged the tree before). Each appended edit is
 measured from the original file (undone, and a warm run, between repetitions); plain
 flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin;
 with ``--fixes`` also ``--diff --unsafe-fixes --min-confidence medium`` (every fix libcst makes,
@@ -45,10 +47,11 @@ BIN = Path(sys.executable).parent
 PLAIN = Path(__file__).resolve().parent / "flake8_plain.py"  # flake8 without the SHM plugin
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # Files to edit, per tree (relative to the tree's root): one nothing depends on, and the
-# module defining the payload class the tree's reads return.
+# module defining the payload class the tree's reads return; and a function of the latter
+# that gains a parameter.
 EDITED = {
-    "ray": ("ray/_private/ray_perf.py", "ray/air/result.py"),
-    "vllm": ("vllm/v1/executor/ray_executor.py", "vllm/v1/outputs.py"),
+    "ray": ("ray/_private/ray_perf.py", "ray/air/result.py", "_repr"),
+    "vllm": ("vllm/v1/executor/ray_executor.py", "vllm/v1/outputs.py", "_combine_non_none"),
 }
 
 
@@ -118,6 +121,27 @@ class Edit:
         self.path.write_bytes(self.original)
 
 
+class Parameter(Edit):
+    """A parameter added after the last one of function ``name`` (another name each run)."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        super().__init__(path, str)
+        self.name = name
+
+    def __call__(self) -> None:
+        self.count += 1
+        text = self.original.decode()
+        start = text.index(f"def {self.name}(") + len(f"def {self.name}(")
+        depth, close = 1, start
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[close], 0)
+            close += 1
+        listed = text[start : close - 1].rstrip()
+        comma = ", " if listed and not listed.endswith(",") else ""
+        added = f"{listed}{comma}_bench_{self.count}=None"
+        self.path.write_bytes(f"{text[:start]}{added}{text[close - 1 :]}".encode())
+
+
 class Removal(Edit):
     """Functions appended to a file and recorded by a warm run (``record``), before the first
     measured run; then one fewer before each."""
@@ -165,6 +189,7 @@ def main() -> int:
     parser.add_argument("--fixes", action="store_true", help="also the fixes as a diff")
     parser.add_argument("--leaf", help="a file nothing else depends on (relative to the tree)")
     parser.add_argument("--payload", help="the module of the payload class (relative)")
+    parser.add_argument("--function", help="a function of the payload module to edit")
     args = parser.parse_args()
     if Path(args.target).exists():
         root = Path(args.target)
@@ -174,7 +199,7 @@ def main() -> int:
         if (root / name).is_dir() and name == "vllm":
             root = root / name
     kind = "vllm" if (root / "v1").is_dir() or (root / "vllm").is_dir() else "ray"
-    leaf_name, payload_name = EDITED[kind]
+    leaf_name, payload_name, function = EDITED[kind]
     if kind == "vllm" and root.name == "vllm":
         leaf_name, payload_name = (p.partition("/")[2] for p in (leaf_name, payload_name))
     leaf = root / (args.leaf or leaf_name)
@@ -200,6 +225,8 @@ def main() -> int:
     # Edits of what a module offers others (its imports, its classes): the merge runs again.
     leaf_import = Edit(leaf, lambda n: f"import os.path as _bench_{n}", top=True)
     payload_class = Edit(payload, lambda n: f"class _BenchAdded{n}:\n    x: int = 0")
+    # A function changed in place (shmlint/facts/resigned.py; it merged the tree before).
+    payload_parameter = Parameter(payload, args.function or function)
     record = functools.partial(subprocess.run, warm, cwd=root, stdout=subprocess.DEVNULL)
     payload_removal = Removal(payload, args.repeat, record)
     flake8 = [_tool("flake8"), "--isolated", "-j", jobs, "--exit-zero"]
@@ -227,6 +254,7 @@ def main() -> int:
         ("warm, payload def removed", warm, payload_removal),
         ("warm, leaf import added", warm, leaf_import),
         ("warm, payload class added", warm, payload_class),
+        ("warm, payload param added", warm, payload_parameter),
         (
             "ruff check --no-cache",
             [_tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "."],
@@ -280,7 +308,7 @@ def main() -> int:
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
         made = (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved)
-        made += (leaf_import, payload_class)
+        made += (leaf_import, payload_class, payload_parameter)
         for edit in (*made, payload_removal):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)
@@ -300,7 +328,11 @@ def main() -> int:
     for name in (*(f"warm, {edit}" for edit in edits), "warm, payload line moved"):
         print(f"{name:<25} = {times[name]:.3f} s (goal <= 0.3)")
     print(f"{'warm, payload def removed':<25} = {times['warm, payload def removed']:.3f} s")
-    for name in ("warm, leaf import added", "warm, payload class added"):
+    for name in (
+        "warm, leaf import added",
+        "warm, payload class added",
+        "warm, payload param added",
+    ):
         print(f"{name:<25} = {times[name]:.3f} s (goal <= 0.3)")
     return 0
 

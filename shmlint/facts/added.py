@@ -166,8 +166,8 @@ def stands(
     several files claim, whose own names the merge mixes), and what their bodies use reaches
     no module the facts lack (``deferred``: the modules phase 1 did not analyse, which the
     merge reads when a name runs through them). ``replaced``: names ``facts`` just forgot,
-    whose lookups answer as before (shmlint/facts/resigned.py): looking them up is no
-    reach."""
+    whose lookups answer as before (shmlint/facts/resigned.py): their being looked up, or
+    an actor's methods, is no reach."""
     if added.module.module in shared:
         return False
     inherited = {base for fact in facts.classes.values() for base in fact.bases}
@@ -175,7 +175,7 @@ def stands(
         if name in facts.functions or name in facts.classes or name in facts.aliases:
             return False
         owner = name.rpartition(".")[0]
-        if owner in inherited or owner in facts.actors:
+        if name not in replaced and (owner in inherited or owner in facts.actors):
             return False  # (an actor's method, maybe made so elsewhere, or inherited by one)
         if realias(facts.aliases, name) is not None:
             return False  # (the facts forward it elsewhere)

@@ -6,16 +6,19 @@ Such an edit changed nothing the module offers by name, yet made the merge of th
 run again (1.4 s on the ray wheel), since nothing else it takes keeps a name and changes what
 it means. When the function, before and after, is one the facts take by its names alone
 (:func:`shmlint.facts.added.added_functions`: no handle kind in its body, nothing but its own
-parameters passed on, no read, no dunder, no actor's method), the merge gives for it only its
-name, where calls' arguments land in its parameters and its return fact. So the facts of the
-edited tree are the last ones with its return fact rated anew, unless
+parameters passed on, no read, no dunder, not remote), the merge gives for it only its name,
+where calls' arguments land in its parameters and its return fact (and, for an actor's
+method, inherited or of a class made an actor elsewhere, its name among the actor's
+methods). So the facts of the edited tree are the last ones with its return fact rated anew,
+unless
 
 - a handle reached its parameters or its result (a slot of it has kinds: where a call's
   argument lands may change), or a call passed it a handle the merge placed in no parameter
   (:attr:`FactsIndex.unplaced`: a new parameter may take it);
 - it returns a read or runs remotely (a removal refuses these too);
 - its return fact changes and another file asked what it returns (:attr:`FactsIndex.asked`:
-  the answer, and with it the plan of phase 2, changes), or rating the old annotation read a
+  the answer, and with it the plan of phase 2, changes) or it is an actor's method (a
+  ``handle.method.remote()`` anywhere asks by its last name), or rating the old annotation read a
   class no analysed module declares or an installed module (the merge may have read it for
   this function alone: ``removed.rates_unanalysed_class``), or rating the new one adds a class
   or an installed file the facts lack (``added.rated_returns``);
@@ -131,6 +134,9 @@ def resign(
     deferred = modules.deferred
     analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
     returns = {name: facts.returns[name] for name in names if name in facts.returns}
+    # Whose return facts other files' questions read: what they asked (``x:``, ``p:``), and
+    # actors' methods (``m:``, by their last name: not in the index).
+    answered = index.asked | {name for found in facts.actor_methods.values() for name in found}
     for item in items:
         if not stands(item.added, without, index, deferred, modules.shared, names):
             return None
@@ -149,7 +155,7 @@ def resign(
             return None
         for info in new.functions:
             fact = rated.get(info.name)
-            if fact != facts.returns.get(info.name) and info.name in index.asked:
+            if fact != facts.returns.get(info.name) and info.name in answered:
                 return None  # (another file's answer, and its plan, change)
             returns.pop(info.name, None)
             if fact is not None:

@@ -300,3 +300,40 @@ def test_an_annotation_rating_an_installed_name_is_left_to_the_merge(
         before.classes,  # type: ignore[attr-defined]
         before.external_files,  # type: ignore[attr-defined]
     )
+
+
+BASE = (
+    "import numpy as np\nimport ray\n\n\nclass Base:\n    def run(self, x) -> int:\n"
+    "        return 1\n"
+)
+WORKER = (
+    "import ray\n\nfrom pkg.mod import Base\n\n\n@ray.remote\nclass Worker(Base):\n"
+    "    def other(self):\n        return None\n\n\nclass Keeper:\n"
+    "    def keep(self, worker):\n        self.kept = ray.get(worker.run.remote(1))\n"
+)
+
+
+def test_a_parameter_added_to_a_method_an_actor_inherits_is_derived(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/mod.py": BASE, "pkg/worker.py": WORKER}
+    edited = BASE.replace("run(self, x)", "run(self, x, y=None)")
+    before, derived, config = _reading(tmp_path, files, edited)
+    assert derived is not None
+    assert "pkg.mod.Base.run" in before.actor_methods["run"]  # type: ignore[attr-defined]
+    assert_merged(derived, tmp_path, config, edited)  # type: ignore[arg-type]
+
+
+def test_a_return_fact_of_a_method_an_actor_inherits_is_left_to_the_merge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `worker.run.remote()` asks what an actor's `run` returns by its last name (``m:``).
+    files = {"pkg/__init__.py": "", "pkg/mod.py": BASE, "pkg/worker.py": WORKER}
+    edited = BASE.replace("-> int", "-> np.ndarray")
+    before, derived, config = _reading(tmp_path, files, edited)
+    assert derived is None
+    cache = ("--cache-dir", str(tmp_path / ".cache"))
+    (tmp_path / "pkg" / "mod.py").write_text(BASE)
+    quiet = findings(tmp_path, capsys, *cache)
+    (tmp_path / "pkg" / "mod.py").write_text(edited)
+    after = findings(tmp_path, capsys, "--no-cache")
+    assert after != quiet
+    assert findings(tmp_path, capsys, *cache) == after
