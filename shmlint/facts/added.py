@@ -279,6 +279,8 @@ class Growth:
     classes: dict[str, ClassFact] = dataclasses.field(default_factory=dict)
     # What the additions spell, for the index (shmlint/facts/spelled.py).
     spelled: frozenset[str] = frozenset()
+    # Imports an edit removed (shmlint/facts/unimported.py): the facts forget their aliases.
+    unaliased: tuple[str, ...] = ()
 
     def applied(self, facts: ProjectFacts, index: FactsIndex | None) -> ProjectFacts:
         """``facts`` forgetting the removed functions, then knowing the functions, aliases
@@ -290,12 +292,19 @@ class Growth:
             facts,
             functions=(facts.functions - gone) | set(self.names),
             returns={**kept, **self.returns},
-            aliases={**facts.aliases, **self.aliases} if self.aliases else facts.aliases,
+            aliases=self._aliases(facts.aliases),
             classes={**facts.classes, **self.classes} if self.classes else facts.classes,
             _canonical={},
         )
         grown.index = index and index.grown(self.asked, self.unresolved, self.spelled)
         return grown
+
+    def _aliases(self, aliases: dict[str, str]) -> dict[str, str]:
+        """``aliases`` without those the edit removed, with those it added."""
+        if self.unaliased:
+            gone = set(self.unaliased)
+            aliases = {name: target for name, target in aliases.items() if name not in gone}
+        return {**aliases, **self.aliases} if self.aliases else aliases
 
     def content(self) -> list[Any]:
         """What the facts gain (or lose), as JSON (their derivation's digest: not the
@@ -307,6 +316,8 @@ class Growth:
         if self.aliases or self.classes:
             classes = {name: encode_class(fact) for name, fact in sorted(self.classes.items())}
             content += [dict(sorted(self.aliases.items())), classes]
+        if self.unaliased:
+            content.append({"unaliased": sorted(self.unaliased)})
         return content
 
     def to_json(self) -> dict[str, Any]:
@@ -321,6 +332,7 @@ class Growth:
             "aliases": dict(sorted(self.aliases.items())),
             "classes": {name: encode_class(fact) for name, fact in self.classes.items()},
             "spelled": sorted(self.spelled),
+            "unaliased": sorted(self.unaliased),
         }
 
     @classmethod
@@ -335,6 +347,7 @@ class Growth:
             {str(local): str(target) for local, target in data["aliases"].items()},
             {str(name): decode_class(str(name), fact) for name, fact in data["classes"].items()},
             frozenset(map(str, data["spelled"])),
+            tuple(map(str, data["unaliased"])),
         )
 
 

@@ -15,7 +15,6 @@ unless
 - a handle reached its parameters or its result (a slot of it has kinds: where a call's
   argument lands may change), or a call passed it a handle the merge placed in no parameter
   (:attr:`FactsIndex.unplaced`: a new parameter may take it);
-- it returns a read or runs remotely (a removal refuses these too);
 - its return fact changes and another file asked what it returns (:attr:`FactsIndex.asked`:
   the answer, and with it the plan of phase 2, changes) or it is an actor's method (a
   ``handle.method.remote()`` anywhere asks by its last name), or rating the old annotation read a
@@ -24,7 +23,9 @@ unless
   or an installed file the facts lack (``added.rated_returns``);
 - its body stops using a name that runs through a module phase 1 deferred (the merge may have
   read it for this body alone), or uses one reaching a module the facts lack
-  (``added.stands``).
+  (``added.stands``);
+- the module defines its name twice (``@overload``, a property's setter, a version guard: the
+  merge rates the last definition with an annotation, which the edit may change).
 
 Lookups of its name answer as before otherwise (it is a function of the module, not remote,
 its return fact unchanged where asked): unlike an addition, its being asked about is no reach.
@@ -35,6 +36,7 @@ project fixture, and has a case for each refusal.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 from shmlint.facts.added import (
     Added,
@@ -57,7 +59,8 @@ Shape = tuple[object, ...]
 
 def _shapes(summary: ModuleSummary) -> dict[str, Shape]:
     """Each function of ``summary`` as the merge sees it, lines aside: its signature, the
-    flows into its own slots from its own parameters and the calls passing those on."""
+    flows into its own slots from its own parameters and the calls passing those on (of a
+    name defined twice, the last definition: the merge rates the last annotated one)."""
     shapes: dict[str, Shape] = {}
     for info in summary.functions:
         params, result = f"param:{info.name}.", f"ret:{info.name}"
@@ -90,6 +93,9 @@ def resigned_functions(
     changed = {name for name, shape in after.items() if before[name] != shape}
     if not changed:
         return None
+    defined = Counter(info.name for info in (*old.functions, *new.functions))
+    if any(defined[name] > 2 for name in changed):
+        return None  # (defined twice: `@overload`, a property's setter, a version guard)
     asked = set(new_questions)
     middle = [question for question in old_questions if question in asked]
     without_old = dataclasses.replace(
@@ -119,7 +125,7 @@ def resign(
     names = frozenset(name for item in items for name in item.added.names)
     if index is None or not names or not names <= facts.functions:
         return None
-    if names & (facts.remote | facts.returned_reads.keys() | index.unplaced):
+    if names & index.unplaced:
         return None
     slots = tuple(f"param:{name}." for name in names)
     results = {f"ret:{name}" for name in names}

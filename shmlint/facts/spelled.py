@@ -33,20 +33,20 @@ def spelled_names(summary: ModuleSummary) -> Iterator[str]:
 
 def annotation_names(summary: ModuleSummary, annotations: Iterable[str]) -> Iterator[str]:
     """The dotted names ``annotations`` of ``summary``'s module spell, as they are written (the
-    class resolver tries them so when the module neither imports nor defines them) and
-    qualified as the closure qualifies fields."""
+    class resolver tries them so when the module neither imports nor defines them), qualified
+    as the closure qualifies fields, and in the module whether it imports their first part or
+    not (its import of it removed, they would be: shmlint/facts/unimported.py)."""
     imports = dict(summary.imports)
     for annotation in set(annotations):  # (a module's fifty `-> None`, spelled once)
         if not annotation or annotation[0] == "$":  # ("": none; "$input": passes one on)
             continue
         for dotted in leaf_names(annotation):
             yield dotted
+            yield f"{summary.module}.{dotted}"
             head, _, rest = dotted.partition(".")
             target = imports.get(head)
             if target is not None:
                 yield f"{target}.{rest}" if rest else target
-            else:
-                yield f"{summary.module}.{dotted}"
 
 
 def spelled(names: Iterable[str], facts: ProjectFacts) -> frozenset[str]:

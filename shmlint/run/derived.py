@@ -23,6 +23,7 @@ from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
 from shmlint.facts.removed import Renamed, rename, renamed_functions, shrink
 from shmlint.facts.resigned import resign, resigned_functions
 from shmlint.facts.summary import ModuleSummary
+from shmlint.facts.unimported import Unimported, unimport, unimported
 from shmlint.run.cache import Cache
 from shmlint.run.encoding import Calls, Stat
 from shmlint.run.files import check_files
@@ -77,7 +78,8 @@ def trace(
 @dataclasses.dataclass(frozen=True, slots=True)
 class Edit:
     """What one changed file gives the merge anew: the lines it moved, the functions it added
-    or removed (or both: renamed, or changed in place), the imports and classes it added."""
+    or removed (or both: renamed, or changed in place), the imports and classes it added, the
+    imports it removed."""
 
     lines: Lines
     added: Added | None = None
@@ -85,6 +87,7 @@ class Edit:
     declared: Declared | None = None  # imports and classes added
     renamed: Renamed | None = None  # functions removed and others added
     resigned: Renamed | None = None  # functions changed in place (removed, added again)
+    unimported: Unimported | None = None  # imports removed
 
 
 def edit_of(
@@ -117,7 +120,8 @@ def edit_between(
     and functions added (:func:`shmlint.facts.added.added_functions`), removed (the same,
     backwards), renamed (both) or changed in place
     (:func:`shmlint.facts.resigned.resigned_functions`), or imports and classes added
-    (:func:`shmlint.facts.declared.declared`); else None."""
+    (:func:`shmlint.facts.declared.declared`) or imports removed
+    (:func:`shmlint.facts.unimported.unimported`); else None."""
     # Each reading of the edit, with the summaries that must then differ only in lines.
     candidates: list[tuple[ModuleSummary, ModuleSummary, Edit]] = []
     if after == before:
@@ -141,6 +145,9 @@ def edit_between(
         candidates.append(
             (resigned.removed.summary, resigned.added.summary, Edit({}, resigned=resigned))
         )
+    removal = unimported(old, new, before, after)
+    if removal is not None:
+        candidates.append((removal.summary, new, Edit({}, unimported=removal)))
     for first, second, edit in candidates:
         lines = moved_lines(first, second)
         if lines is not None:
@@ -152,7 +159,7 @@ def edit_between(
 class Change:
     """What the changed files gave the merge anew: lines moved, and one kind of growth in one
     run (functions added, removed, renamed or changed in place; imports and classes
-    added)."""
+    added; imports removed)."""
 
     moved: dict[str, Lines] = dataclasses.field(default_factory=dict)
     additions: list[Added] = dataclasses.field(default_factory=list)
@@ -160,6 +167,7 @@ class Change:
     declarations: list[Declared] = dataclasses.field(default_factory=list)
     renames: list[Renamed] = dataclasses.field(default_factory=list)
     resignings: list[Renamed] = dataclasses.field(default_factory=list)
+    unimports: list[Unimported] = dataclasses.field(default_factory=list)
 
     def take(self, path: str, edit: Edit) -> None:
         """Add what one changed file (at ``path``) gives anew (no line it moved the facts
@@ -176,6 +184,8 @@ class Change:
             self.renames.append(edit.renamed)
         if edit.resigned is not None:
             self.resignings.append(edit.resigned)
+        if edit.unimported is not None:
+            self.unimports.append(edit.unimported)
 
     @property
     def grows(self) -> int:
@@ -186,6 +196,7 @@ class Change:
             self.declarations,
             self.renames,
             self.resignings,
+            self.unimports,
         )
         return sum(map(bool, kinds))
 
@@ -303,6 +314,8 @@ def growth_of(facts: ProjectFacts, change: Change, runs: Runs, config: Config) -
         return rename(facts, change.renames, runs, tables, external)
     if change.resignings:
         return resign(facts, change.resignings, runs, tables, external)
+    if change.unimports:
+        return unimport(facts, change.unimports, runs)
     return declare(facts, change.declarations, runs, tables, external)
 
 

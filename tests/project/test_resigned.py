@@ -337,3 +337,43 @@ def test_a_return_fact_of_a_method_an_actor_inherits_is_left_to_the_merge(
     after = findings(tmp_path, capsys, "--no-cache")
     assert after != quiet
     assert findings(tmp_path, capsys, *cache) == after
+
+
+GUARDED = (
+    "import sys\n\nimport ray\n\nif sys.version_info >= (3, 8):\n\n    def scale(x) -> int:\n"
+    "        return x\n\nelse:\n\n    def scale(x):\n        return x.copy()\n"
+)
+SCALED = (
+    "import ray\n\nfrom pkg.mod import scale\n\n\ndef keep(ref, out):\n"
+    "    out.append(scale(ray.get(ref)))\n"
+)
+
+
+def test_a_name_defined_twice_is_left_to_the_merge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The merge rates the last definition with an annotation; a change of either may change
+    # which one that is (found by a review: the derivation kept `-> int`).
+    edited = (
+        "import sys\n\nimport ray\n\nif sys.version_info >= (3, 8):\n\n    def scale(x):\n"
+        "        return x.copy()\n\nelse:\n\n    def scale(x, y=None):\n        return x.copy()\n"
+    )
+    files = {"pkg/__init__.py": "", "pkg/mod.py": GUARDED, "pkg/user.py": SCALED}
+    write_tree(tmp_path, files)
+    config = Config(root=tmp_path)
+    before = merged_facts(tmp_path, config)
+    mod = tmp_path / "pkg" / "mod.py"
+    old = _item(mod, config)
+    mod.write_text(edited)
+    new = _item(mod, config)
+    assert old is not None and new is not None and old.summary and new.summary
+    questions = _questions(old, new)
+    assert resigned_functions(old.summary, new.summary, *questions) is None
+    assert merged_facts(tmp_path, config).returns != before.returns
+    cache = ("--cache-dir", str(tmp_path / ".cache"))
+    mod.write_text(GUARDED)
+    quiet = findings(tmp_path, capsys, *cache)
+    mod.write_text(edited)
+    after = findings(tmp_path, capsys, "--no-cache")
+    assert after != quiet
+    assert findings(tmp_path, capsys, *cache) == after

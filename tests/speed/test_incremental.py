@@ -500,9 +500,9 @@ def test_a_deferred_module_spelling_a_possible_readers_name_stays_incremental(
     _edit(text, "# peek", "# peek again")
     assert _check(tree, capsys, *cache) == warm
     assert not full
-    # A change of the facts no derivation takes (a parameter added): the full run takes the
-    # record, and merges as a fresh run.
-    _edit(reads, "def fetch(ref):", "def fetch(ref, timeout=None):")
+    # A change of the facts no derivation takes (the read's parameter renamed: its origin
+    # moves): the full run takes the record, and merges as a fresh run.
+    _edit(reads, "def fetch(ref):\n    return ray.get(ref)", "def fetch(r):\n    return ray.get(r)")
     traces: list[object] = []
     original = shmlint.run.runner.check_project
 

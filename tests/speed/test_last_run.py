@@ -219,8 +219,8 @@ def test_the_command_hands_the_record_to_the_full_run(
     main(command)
     capsys.readouterr()
     reads = next(path for path, _ in files if path.name == "reads.py")
-    # (The facts merged anew: a parameter added, which no derivation takes.)
-    reads.write_text(READER.replace("fetch(ref)", "fetch(ref, timeout=None)", 1))
+    # (The facts merged anew: the read's parameter renamed, which no derivation takes.)
+    reads.write_text(READER.replace("ref", "r"))
     scans = _scans(monkeypatch)
     warm = main(command), capsys.readouterr().out
     assert [scanned for text, scanned in scans if "class Keeper" in text] == [False]
