@@ -90,11 +90,17 @@ class Added:
 
 
 def added_functions(
-    old: ModuleSummary, new: ModuleSummary, old_questions: list[str], new_questions: list[str]
+    old: ModuleSummary,
+    new: ModuleSummary,
+    old_questions: list[str],
+    new_questions: list[str],
+    init: bool = False,
 ) -> Added | None:
     """The functions ``new`` adds to ``old`` when that is all it adds: their names, flows and
-    calls in their own names only, no handle kind, no read, no annotation, no class
-    question; None otherwise (``summary`` still to be compared with ``old`` for lines)."""
+    calls in their own names only, no handle kind, no read, no class question, no dunder
+    method (``init``: but ``__init__``, whose parameters a change in place may change:
+    shmlint/facts/resigned.py); None otherwise (``summary`` still to be compared with
+    ``old`` for lines)."""
     known = {f.name for f in old.functions}
     functions = tuple(f for f in new.functions if f.name not in known)
     names = tuple(f.name for f in functions)
@@ -108,7 +114,9 @@ def added_functions(
     actors = {c.name for c in new.classes if c.actor}
     for info in functions:
         owner, _, last = info.name.rpartition(".")
-        if info.remote or owner in actors or last.startswith("__"):
+        if info.remote or owner in actors or (last.startswith("__") and not init):
+            return None
+        if last.startswith("__") and last != "__init__":
             return None
     own = _Own(names)
     flows = tuple(f for f in new.flows if own.slot(f.target) and own.parameters(f.origins))

@@ -6,11 +6,11 @@ Such an edit changed nothing the module offers by name, yet made the merge of th
 run again (1.4 s on the ray wheel), since nothing else it takes keeps a name and changes what
 it means. When the function, before and after, is one the facts take by its names alone
 (:func:`shmlint.facts.added.added_functions`: no handle kind in its body, nothing but its own
-parameters passed on, no read, no dunder, not remote), the merge gives for it only its name,
-where calls' arguments land in its parameters and its return fact (and, for an actor's
-method, inherited or of a class made an actor elsewhere, its name among the actor's
-methods). So the facts of the edited tree are the last ones with its return fact rated anew,
-unless
+parameters passed on, no read, no dunder but ``__init__``, not remote), the merge gives for it
+only its name, where calls' arguments (a constructor's, for ``__init__``) land in its
+parameters and its return fact (and, for an actor's method, inherited or of a class made an
+actor elsewhere, its name among the actor's methods). So the facts of the edited tree are the
+last ones with its return fact rated anew, unless
 
 - a handle reached its parameters or its result (a slot of it has kinds: where a call's
   argument lands may change), or a call passed it a handle the merge placed in no parameter
@@ -104,8 +104,8 @@ def resigned_functions(
     without_new = dataclasses.replace(
         new, functions=tuple(f for f in new.functions if f.name not in changed)
     )
-    removed = added_functions(without_old, old, middle, old_questions)
-    added = added_functions(without_new, new, middle, new_questions)
+    removed = added_functions(without_old, old, middle, old_questions, init=True)
+    added = added_functions(without_new, new, middle, new_questions, init=True)
     if removed is None or added is None:
         return None
     return Renamed(removed, added)
@@ -125,7 +125,9 @@ def resign(
     names = frozenset(name for item in items for name in item.added.names)
     if index is None or not names or not names <= facts.functions:
         return None
-    if names & index.unplaced:
+    # (A constructor's call is placed by its class's name: an `__init__`'s, its owner.)
+    callees = names | {name[: -len(".__init__")] for name in names if name.endswith(".__init__")}
+    if callees & index.unplaced:
         return None
     slots = tuple(f"param:{name}." for name in names)
     results = {f"ret:{name}" for name in names}

@@ -14,7 +14,8 @@ import pytest
 
 from shmlint.basics.config import Config
 from shmlint.facts.resigned import resigned_functions
-from shmlint.run.passes import FirstPass
+from shmlint.facts.summary import ModuleSummary
+from shmlint.run.passes import FirstPass, first_pass
 from tests.project.merged import (
     PROJECT_TREES,
     assert_merged,
@@ -95,6 +96,13 @@ def _parses(text: str) -> bool:
     except SyntaxError:
         return False
     return True
+
+
+def _summary(text: str) -> ModuleSummary:
+    """The summary phase 1 gives of ``text`` as ``pkg/mod.py``."""
+    item = first_pass(text.encode(), "pkg/mod.py", Config(), lazy=True)
+    assert item.summary is not None
+    return item.summary
 
 
 def _questions(old: FirstPass, new: FirstPass) -> tuple[list[str], list[str]]:
@@ -377,3 +385,45 @@ def test_a_name_defined_twice_is_left_to_the_merge(
     after = findings(tmp_path, capsys, "--no-cache")
     assert after != quiet
     assert findings(tmp_path, capsys, *cache) == after
+
+
+def test_a_constructor_passed_a_handle_in_no_parameter_yet_is_left_to_the_merge(
+    tmp_path: Path,
+) -> None:
+    # `Box(h=...)` lands nowhere while `Box.__init__` has no `h` (its class is unplaced).
+    user = "from pkg.mod import Box\n\n\ndef use(a):\n    return Box(1, h=a.remote())\n"
+    module = "import ray\n\n\nclass Box:\n    def __init__(self, x, **rest):\n        self.x = 1\n"
+    files = {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user}
+    before, derived, config = _reading(
+        tmp_path, files, module.replace("(self, x,", "(self, x, h=None,")
+    )
+    assert derived is None
+    assert "pkg.mod.Box" in before.index.unplaced  # type: ignore[attr-defined]
+    assert "param:pkg.mod.Box.__init__.h" in merged_facts(tmp_path, config).slot_kinds
+
+
+def test_a_parameter_added_to_a_constructor_is_derived(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = HELPER + "\n\nclass Box:\n    def __init__(self, x):\n        self.x = 1\n"
+    user = USER + "\n\ndef make():\n    return Box(1)\n"
+    user = user.replace("import fetch, helper", "import Box, fetch, helper")
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user})
+    cache = ("--cache-dir", str(tmp_path / ".cache"))
+    before = findings(tmp_path, capsys, *cache)
+    mod = tmp_path / "pkg" / "mod.py"
+    mod.write_text("# moved\n" + module.replace("(self, x)", "(self, x, y=0)"))
+    full = _full_runs(monkeypatch)
+    warm = findings(tmp_path, capsys, *cache)
+    assert not full
+    assert warm != before
+    assert findings(tmp_path, capsys, "--no-cache") == warm
+
+
+def test_other_dunder_methods_are_left_to_the_merge() -> None:
+    module = "import ray\n\n\nclass Box:\n    def __call__(self, x):\n        return None\n"
+    old, new = _summary(module), _summary(module.replace("(self, x)", "(self, x, y=0)"))
+    assert resigned_functions(old, new, [], []) is None
+    init = module.replace("__call__", "__init__")
+    old, new = _summary(init), _summary(init.replace("(self, x)", "(self, x, y=0)"))
+    assert resigned_functions(old, new, [], []) is not None
