@@ -126,16 +126,31 @@ def renamed_functions(
     after = {info.name for info in new.functions}
     if not before - after or not after - before:
         return None
+    return replaced(old, new, before - after, after - before, old_questions, new_questions)
+
+
+def replaced(
+    old: ModuleSummary,
+    new: ModuleSummary,
+    gone: set[str],
+    came: set[str],
+    old_questions: list[str],
+    new_questions: list[str],
+    init: bool = False,
+) -> Renamed | None:
+    """The functions named ``gone`` removed from ``old`` and those named ``came`` added in
+    ``new``, each through the module without either (asking the questions both versions
+    ask), when :func:`added_functions` takes both (``init``: ``__init__`` too)."""
     asked = set(new_questions)
     middle = [question for question in old_questions if question in asked]
     without_old = dataclasses.replace(
-        old, functions=tuple(f for f in old.functions if f.name in after)
+        old, functions=tuple(f for f in old.functions if f.name not in gone)
     )
     without_new = dataclasses.replace(
-        new, functions=tuple(f for f in new.functions if f.name in before)
+        new, functions=tuple(f for f in new.functions if f.name not in came)
     )
-    removed = added_functions(without_old, old, middle, old_questions)
-    added = added_functions(without_new, new, middle, new_questions)
+    removed = added_functions(without_old, old, middle, old_questions, init)
+    added = added_functions(without_new, new, middle, new_questions, init)
     if removed is None or added is None:
         return None
     return Renamed(removed, added)

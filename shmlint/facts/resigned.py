@@ -42,7 +42,6 @@ from shmlint.facts.added import (
     Added,
     Growth,
     Runs,
-    added_functions,
     bodies,
     indexed,
     rated_returns,
@@ -51,7 +50,7 @@ from shmlint.facts.added import (
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.model import ProjectFacts
-from shmlint.facts.removed import Renamed, rates_unanalysed_class, reaches_deferred
+from shmlint.facts.removed import Renamed, rates_unanalysed_class, reaches_deferred, replaced
 from shmlint.facts.summary import FunctionInfo, ModuleSummary
 
 Shape = tuple[object, ...]
@@ -96,19 +95,7 @@ def resigned_functions(
     defined = Counter(info.name for info in (*old.functions, *new.functions))
     if any(defined[name] > 2 for name in changed):
         return None  # (defined twice: `@overload`, a property's setter, a version guard)
-    asked = set(new_questions)
-    middle = [question for question in old_questions if question in asked]
-    without_old = dataclasses.replace(
-        old, functions=tuple(f for f in old.functions if f.name not in changed)
-    )
-    without_new = dataclasses.replace(
-        new, functions=tuple(f for f in new.functions if f.name not in changed)
-    )
-    removed = added_functions(without_old, old, middle, old_questions, init=True)
-    added = added_functions(without_new, new, middle, new_questions, init=True)
-    if removed is None or added is None:
-        return None
-    return Renamed(removed, added)
+    return replaced(old, new, changed, changed, old_questions, new_questions, init=True)
 
 
 def resign(

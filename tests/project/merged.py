@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,7 @@ from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import relined
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.derived import Change, edit_between, growth_of
-from shmlint.run.passes import first_pass
+from shmlint.run.passes import FirstPass, first_pass
 from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
 
@@ -102,3 +104,48 @@ def findings(root: Path, capsys: pytest.CaptureFixture[str], *how: str) -> list[
     return [
         (f["path"], f["line"], f["code"], f["message"]) for f in json.loads(capsys.readouterr().out)
     ]
+
+
+def analysed(path: Path, config: Config) -> FirstPass | None:
+    """What phase 1 gives of the file at ``path``, when it analyses it (None: deferred)."""
+    item = first_pass(path.read_bytes(), str(path), config, lazy=True)
+    return None if item.deferred or item.summary is None else item
+
+
+def questions_of(old: FirstPass, new: FirstPass) -> tuple[list[str], list[str]]:
+    """The questions of two versions of a file, as ``edit_between`` takes them."""
+    return [q for q, _ in old.questions], [q for q, _ in new.questions]
+
+
+def reading(
+    root: Path, files: dict[str, str], edited: str, read: Callable[..., Any]
+) -> tuple[ProjectFacts, ProjectFacts | None, Config]:
+    """The facts a merge of ``files`` (written under ``root``) gives, what the run derives
+    after ``pkg/mod.py`` becomes ``edited`` (None: a merge) and the run's configuration; the
+    edit must read as ``read`` (a reading of ``edit_between``) takes it."""
+    write_tree(root, files)
+    config = Config(root=root)
+    before = merged_facts(root, config)
+    mod = root / "pkg" / "mod.py"
+    old = analysed(mod, config)
+    mod.write_text(edited)
+    new = analysed(mod, config)
+    assert old is not None and new is not None and old.summary and new.summary
+    questions = questions_of(old, new)
+    assert read(old.summary, new.summary, *questions) is not None
+    derived = derived_facts(before, old.summary, new.summary, questions, root, config)
+    return before, derived, config
+
+
+def assert_changes_findings(
+    root: Path, capsys: pytest.CaptureFixture[str], path: Path, before: str, after: str
+) -> None:
+    """With ``path`` holding ``before``, a run fills a cache; ``after`` then changes the
+    findings of a run without cache, and a warm run finds the same."""
+    cache = ("--cache-dir", str(root / ".cache"))
+    path.write_text(before)
+    quiet = findings(root, capsys, *cache)
+    path.write_text(after)
+    changed = findings(root, capsys, "--no-cache")
+    assert changed != quiet
+    assert findings(root, capsys, *cache) == changed

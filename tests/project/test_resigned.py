@@ -13,19 +13,23 @@ from pathlib import Path
 import pytest
 
 from shmlint.basics.config import Config
+from shmlint.facts.model import ProjectFacts
 from shmlint.facts.resigned import resigned_functions
 from shmlint.facts.summary import ModuleSummary
-from shmlint.run.passes import FirstPass, first_pass
+from shmlint.run.passes import first_pass
 from tests.project.merged import (
     PROJECT_TREES,
+    analysed,
+    assert_changes_findings,
     assert_merged,
     copied,
     derived_facts,
     findings,
     merged_facts,
+    questions_of,
+    reading,
     write_tree,
 )
-from tests.project.test_added import _item
 from tests.speed.test_incremental import _full_runs
 
 
@@ -105,61 +109,31 @@ def _summary(text: str) -> ModuleSummary:
     return item.summary
 
 
-def _questions(old: FirstPass, new: FirstPass) -> tuple[list[str], list[str]]:
-    return [q for q, _ in old.questions], [q for q, _ in new.questions]
-
-
-@pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)
-def test_facts_after_functions_changed_in_place_are_the_merged_facts(
-    case: Path, tmp_path: Path
-) -> None:
-    tree, config, before = copied(case, tmp_path)
-    counts = Counter[str]()
-    for path in sorted(tree.rglob("*.py")):
-        old = _item(path, config)
-        if old is None or old.summary is None:
-            continue
-        original = path.read_text(encoding="utf-8")
-        for edited in signature_edits(original):
-            counts["tried"] += 1
-            path.write_text(edited, encoding="utf-8")
-            new = _item(path, config)
-            if new is None or new.summary is None:
-                continue
-            questions = _questions(old, new)
-            if resigned_functions(old.summary, new.summary, *questions) is None:
-                continue  # (another reading, or one added_functions refuses)
-            counts["read"] += 1
-            facts = derived_facts(before, old.summary, new.summary, questions, tree, config)
-            if facts is not None:
-                assert_merged(facts, tree, config, edited)
-                counts["derived"] += 1
-        path.write_text(original, encoding="utf-8")
-    assert counts["tried"] and counts["derived"] <= counts["read"] <= counts["tried"]
-
-
-def test_the_fixtures_changes_in_place_are_mostly_derived(tmp_path: Path) -> None:
-    """Over every fixture, most signature edits read as changes in place are derived (the
-    test above would pass if none were)."""
+def test_facts_after_functions_changed_in_place_are_the_merged_facts(tmp_path: Path) -> None:
+    """Every signature edit of every project fixture read as a change in place and derived
+    gives the facts of a merge; and most of those read so are derived."""
     counts = Counter[str]()
     for case in PROJECT_TREES:
         tree, config, before = copied(case, tmp_path / "trees")
         for path in sorted(tree.rglob("*.py")):
-            old = _item(path, config)
+            old = analysed(path, config)
             if old is None or old.summary is None:
                 continue
             original = path.read_text(encoding="utf-8")
             for edited in signature_edits(original):
+                counts["tried"] += 1
                 path.write_text(edited, encoding="utf-8")
-                new = _item(path, config)
+                new = analysed(path, config)
                 if new is None or new.summary is None:
                     continue
-                questions = _questions(old, new)
+                questions = questions_of(old, new)
                 if resigned_functions(old.summary, new.summary, *questions) is None:
-                    continue
+                    continue  # (another reading, or one added_functions refuses)
                 counts["read"] += 1
-                derived = derived_facts(before, old.summary, new.summary, questions, tree, config)
-                counts["derived"] += derived is not None
+                facts = derived_facts(before, old.summary, new.summary, questions, tree, config)
+                if facts is not None:
+                    assert_merged(facts, tree, config, f"{path}:\n{edited}")
+                    counts["derived"] += 1
             path.write_text(original, encoding="utf-8")
     assert counts["derived"] * 2 >= counts["read"] > 0, counts
 
@@ -190,21 +164,10 @@ def test_a_parameter_added_to_a_helper_another_file_calls_is_derived(
     assert findings(tmp_path, capsys, "--no-cache") == warm
 
 
-def _reading(root: Path, files: dict[str, str], edited: str) -> tuple[object, object, Config]:
-    """The facts a merge of ``files`` (written under ``root``) gives, and what the run derives
-    after ``pkg/mod.py`` becomes ``edited`` (None: a merge); with the run's configuration."""
-    write_tree(root, files)
-    config = Config(root=root)
-    before = merged_facts(root, config)
-    mod = root / "pkg" / "mod.py"
-    old = _item(mod, config)
-    mod.write_text(edited)
-    new = _item(mod, config)
-    assert old is not None and new is not None and old.summary and new.summary
-    questions = _questions(old, new)
-    assert resigned_functions(old.summary, new.summary, *questions) is not None
-    derived = derived_facts(before, old.summary, new.summary, questions, root, config)
-    return before, derived, config
+def _reading(
+    root: Path, files: dict[str, str], edited: str
+) -> tuple[ProjectFacts, ProjectFacts | None, Config]:
+    return reading(root, files, edited, resigned_functions)
 
 
 def test_a_parameter_a_handle_reached_is_left_to_the_merge(tmp_path: Path) -> None:
@@ -216,7 +179,7 @@ def test_a_parameter_a_handle_reached_is_left_to_the_merge(tmp_path: Path) -> No
     edited = module.replace("(x, y)", "(w, x, y)")
     before, derived, config = _reading(tmp_path, files, edited)
     assert derived is None
-    assert merged_facts(tmp_path, config).slot_kinds != before.slot_kinds  # type: ignore[attr-defined]
+    assert merged_facts(tmp_path, config).slot_kinds != before.slot_kinds
 
 
 def test_a_handle_passed_in_no_parameter_yet_is_left_to_the_merge(tmp_path: Path) -> None:
@@ -227,7 +190,7 @@ def test_a_handle_passed_in_no_parameter_yet_is_left_to_the_merge(tmp_path: Path
     files = {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user}
     before, derived, config = _reading(tmp_path, files, module.replace("(x,", "(x, h=None,"))
     assert derived is None
-    assert "pkg.mod.helper" in before.index.unplaced  # type: ignore[attr-defined]
+    assert "pkg.mod.helper" in before.index.unplaced
     merged = merged_facts(tmp_path, config)
     assert "param:pkg.mod.helper.h" in merged.slot_kinds
 
@@ -245,13 +208,8 @@ def test_a_return_fact_another_file_asked_for_is_left_to_the_merge(
     edited = module.replace(" -> int", "")
     before, derived, config = _reading(tmp_path, files, edited)
     assert derived is None
-    cache = ("--cache-dir", str(tmp_path / ".cache"))
-    (tmp_path / "pkg" / "mod.py").write_text(module)
-    quiet = findings(tmp_path, capsys, *cache)
-    (tmp_path / "pkg" / "mod.py").write_text(edited)
-    after = findings(tmp_path, capsys, "--no-cache")
-    assert after != quiet  # (the answer changes the user's findings)
-    assert findings(tmp_path, capsys, *cache) == after
+    # (The answer changes the user's findings.)
+    assert_changes_findings(tmp_path, capsys, tmp_path / "pkg" / "mod.py", module, edited)
 
 
 def test_a_return_fact_nobody_asked_for_is_derived(tmp_path: Path) -> None:
@@ -260,8 +218,8 @@ def test_a_return_fact_nobody_asked_for_is_derived(tmp_path: Path) -> None:
     edited = module.replace("-> int", "-> np.ndarray")
     before, derived, config = _reading(tmp_path, files, edited)
     assert derived is not None
-    assert_merged(derived, tmp_path, config, edited)  # type: ignore[arg-type]
-    assert derived.returns != before.returns  # type: ignore[attr-defined]
+    assert_merged(derived, tmp_path, config, edited)
+    assert derived.returns != before.returns
 
 
 def test_a_body_that_stops_naming_a_deferred_module_is_left_to_the_merge(
@@ -281,7 +239,7 @@ def test_a_body_that_stops_naming_a_deferred_module_is_left_to_the_merge(
     edited = module.replace("pkg.other.thing(x)", "return x")
     before, derived, config = _reading(tmp_path, files, edited)
     assert derived is None
-    assert "pkg.other" in before.modules  # type: ignore[attr-defined]
+    assert "pkg.other" in before.modules
     assert "pkg.other" not in merged_facts(tmp_path, config).modules
 
 
@@ -305,8 +263,8 @@ def test_an_annotation_rating_an_installed_name_is_left_to_the_merge(
     assert derived is None
     merged = merged_facts(project, config)
     assert (merged.classes, merged.external_files) != (
-        before.classes,  # type: ignore[attr-defined]
-        before.external_files,  # type: ignore[attr-defined]
+        before.classes,
+        before.external_files,
     )
 
 
@@ -326,8 +284,8 @@ def test_a_parameter_added_to_a_method_an_actor_inherits_is_derived(tmp_path: Pa
     edited = BASE.replace("run(self, x)", "run(self, x, y=None)")
     before, derived, config = _reading(tmp_path, files, edited)
     assert derived is not None
-    assert "pkg.mod.Base.run" in before.actor_methods["run"]  # type: ignore[attr-defined]
-    assert_merged(derived, tmp_path, config, edited)  # type: ignore[arg-type]
+    assert "pkg.mod.Base.run" in before.actor_methods["run"]
+    assert_merged(derived, tmp_path, config, edited)
 
 
 def test_a_return_fact_of_a_method_an_actor_inherits_is_left_to_the_merge(
@@ -338,13 +296,8 @@ def test_a_return_fact_of_a_method_an_actor_inherits_is_left_to_the_merge(
     edited = BASE.replace("-> int", "-> np.ndarray")
     before, derived, config = _reading(tmp_path, files, edited)
     assert derived is None
-    cache = ("--cache-dir", str(tmp_path / ".cache"))
-    (tmp_path / "pkg" / "mod.py").write_text(BASE)
-    quiet = findings(tmp_path, capsys, *cache)
-    (tmp_path / "pkg" / "mod.py").write_text(edited)
-    after = findings(tmp_path, capsys, "--no-cache")
-    assert after != quiet
-    assert findings(tmp_path, capsys, *cache) == after
+    mod = tmp_path / "pkg" / "mod.py"
+    assert_changes_findings(tmp_path, capsys, mod, BASE, edited)
 
 
 GUARDED = (
@@ -366,25 +319,11 @@ def test_a_name_defined_twice_is_left_to_the_merge(
         "import sys\n\nimport ray\n\nif sys.version_info >= (3, 8):\n\n    def scale(x):\n"
         "        return x.copy()\n\nelse:\n\n    def scale(x, y=None):\n        return x.copy()\n"
     )
-    files = {"pkg/__init__.py": "", "pkg/mod.py": GUARDED, "pkg/user.py": SCALED}
-    write_tree(tmp_path, files)
-    config = Config(root=tmp_path)
-    before = merged_facts(tmp_path, config)
-    mod = tmp_path / "pkg" / "mod.py"
-    old = _item(mod, config)
-    mod.write_text(edited)
-    new = _item(mod, config)
-    assert old is not None and new is not None and old.summary and new.summary
-    questions = _questions(old, new)
-    assert resigned_functions(old.summary, new.summary, *questions) is None
-    assert merged_facts(tmp_path, config).returns != before.returns
-    cache = ("--cache-dir", str(tmp_path / ".cache"))
-    mod.write_text(GUARDED)
-    quiet = findings(tmp_path, capsys, *cache)
-    mod.write_text(edited)
-    after = findings(tmp_path, capsys, "--no-cache")
-    assert after != quiet
-    assert findings(tmp_path, capsys, *cache) == after
+    assert resigned_functions(_summary(GUARDED), _summary(edited), [], []) is None
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": GUARDED, "pkg/user.py": SCALED})
+    before = merged_facts(tmp_path, Config(root=tmp_path))
+    assert_changes_findings(tmp_path, capsys, tmp_path / "pkg" / "mod.py", GUARDED, edited)
+    assert merged_facts(tmp_path, Config(root=tmp_path)).returns != before.returns
 
 
 def test_a_constructor_passed_a_handle_in_no_parameter_yet_is_left_to_the_merge(
@@ -398,7 +337,7 @@ def test_a_constructor_passed_a_handle_in_no_parameter_yet_is_left_to_the_merge(
         tmp_path, files, module.replace("(self, x,", "(self, x, h=None,")
     )
     assert derived is None
-    assert "pkg.mod.Box" in before.index.unplaced  # type: ignore[attr-defined]
+    assert "pkg.mod.Box" in before.index.unplaced
     assert "param:pkg.mod.Box.__init__.h" in merged_facts(tmp_path, config).slot_kinds
 
 

@@ -13,17 +13,21 @@ import pytest
 
 from shmlint.basics.config import Config
 from shmlint.facts.added import Growth, Runs
+from shmlint.facts.model import ProjectFacts
 from shmlint.facts.unimported import unimport, unimported
 from tests.project.merged import (
     PROJECT_TREES,
+    analysed,
+    assert_changes_findings,
     assert_merged,
     copied,
     derived_facts,
     findings,
     merged_facts,
+    questions_of,
+    reading,
     write_tree,
 )
-from tests.project.test_added import _item
 from tests.project.test_declared import _edits as _declarations
 from tests.speed.test_incremental import _full_runs
 
@@ -46,7 +50,7 @@ def test_facts_forgetting_imports_removed_are_the_merged_facts(case: Path, tmp_p
     tree, config, _ = copied(case, tmp_path)
     counts = Counter[str]()
     for path in sorted(tree.rglob("*.py")):
-        if _item(path, config) is None:
+        if analysed(path, config) is None:
             continue
         original = path.read_text(encoding="utf-8")
         # The module's own imports removed; the imports test_declared adds, removed again.
@@ -55,13 +59,13 @@ def test_facts_forgetting_imports_removed_are_the_merged_facts(case: Path, tmp_p
         for before_text, after_text in pairs:
             counts["tried"] += 1
             path.write_text(before_text, encoding="utf-8")
-            old = _item(path, config)
+            old = analysed(path, config)
             before = merged_facts(tree, config)
             path.write_text(after_text, encoding="utf-8")
-            new = _item(path, config)
+            new = analysed(path, config)
             if old is None or new is None or old.summary is None or new.summary is None:
                 continue
-            questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
+            questions = questions_of(old, new)
             if unimported(old.summary, new.summary, *questions) is None:
                 continue  # (questions changed, or another reading)
             counts["read"] += 1
@@ -80,16 +84,16 @@ def test_the_fixtures_imports_added_are_removed_again_without_a_merge(tmp_path: 
     for case in PROJECT_TREES:
         tree, config, _ = copied(case, tmp_path / "trees")
         for path in sorted(tree.rglob("*.py")):
-            if _item(path, config) is None:
+            if analysed(path, config) is None:
                 continue
             original = path.read_text(encoding="utf-8")
             path.write_text(_declarations(original)[0], encoding="utf-8")
-            old = _item(path, config)
+            old = analysed(path, config)
             before = merged_facts(tree, config)
             path.write_text(original, encoding="utf-8")
-            new = _item(path, config)
+            new = analysed(path, config)
             assert old is not None and new is not None and old.summary and new.summary
-            questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
+            questions = questions_of(old, new)
             derived = derived_facts(before, old.summary, new.summary, questions, tree, config)
             counts["tried"] += 1
             counts["derived"] += derived is not None
@@ -113,20 +117,11 @@ USER = (
 )
 
 
-def _refused(root: Path, files: dict[str, str], edited: str) -> tuple[object, Config]:
+def _refused(root: Path, files: dict[str, str], edited: str) -> tuple[ProjectFacts, Config]:
     """The facts a merge of ``files`` gives, with the run's configuration, when the edit of
     ``pkg/mod.py`` to ``edited`` reads as imports removed and is left to the merge."""
-    write_tree(root, files)
-    config = Config(root=root)
-    before = merged_facts(root, config)
-    mod = root / "pkg" / "mod.py"
-    old = _item(mod, config)
-    mod.write_text(edited)
-    new = _item(mod, config)
-    assert old is not None and new is not None and old.summary and new.summary
-    questions = ([q for q, _ in old.questions], [q for q, _ in new.questions])
-    assert unimported(old.summary, new.summary, *questions) is not None
-    assert derived_facts(before, old.summary, new.summary, questions, root, config) is None
+    before, derived, config = reading(root, files, edited, unimported)
+    assert derived is None
     return before, config
 
 
@@ -143,20 +138,14 @@ def test_an_import_another_file_imports_from_is_left_to_the_merge(
     }
     edited = MOD.replace("from pkg.rec import Rec\n", "")
     _refused(tmp_path, files, edited)
-    cache = ("--cache-dir", str(tmp_path / ".cache"))
-    (tmp_path / "pkg" / "mod.py").write_text(MOD)
-    before = findings(tmp_path, capsys, *cache)
-    (tmp_path / "pkg" / "mod.py").write_text(edited)
-    after = findings(tmp_path, capsys, "--no-cache")
-    assert after != before
-    assert findings(tmp_path, capsys, *cache) == after
+    assert_changes_findings(tmp_path, capsys, tmp_path / "pkg" / "mod.py", MOD, edited)
 
 
 def test_an_import_reaching_a_deferred_module_is_left_to_the_merge(tmp_path: Path) -> None:
     # `pkg.rec` (no Ray in it: phase 1 defers it) is read by the merge for this import alone.
     files = {"pkg/__init__.py": "", "pkg/rec.py": HOLDER, "pkg/mod.py": MOD}
     before, config = _refused(tmp_path, files, MOD.replace("from pkg.rec import Rec\n", ""))
-    assert "pkg.rec" in before.modules  # type: ignore[attr-defined]
+    assert "pkg.rec" in before.modules
     assert "pkg.rec" not in merged_facts(tmp_path, config).modules
 
 
@@ -174,13 +163,7 @@ def test_a_reader_s_re_export_is_left_to_the_merge(
     files = {"pkg/__init__.py": "", "pkg/reads.py": reads, "pkg/mod.py": mod, "pkg/user.py": user}
     edited = mod.replace("from pkg.reads import fetch\n", "")
     _refused(tmp_path, files, edited)
-    cache = ("--cache-dir", str(tmp_path / ".cache"))
-    (tmp_path / "pkg" / "mod.py").write_text(mod)
-    before = findings(tmp_path, capsys, *cache)
-    (tmp_path / "pkg" / "mod.py").write_text(edited)
-    after = findings(tmp_path, capsys, "--no-cache")
-    assert after != before
-    assert findings(tmp_path, capsys, *cache) == after
+    assert_changes_findings(tmp_path, capsys, tmp_path / "pkg" / "mod.py", mod, edited)
 
 
 def test_an_unused_import_removed_is_derived(
@@ -209,7 +192,7 @@ def test_an_import_of_a_deferred_module_s_function_is_left_to_the_merge(tmp_path
     mod = MOD.replace("from pkg.rec import Rec", "from pkg.rec import helper")
     files = {"pkg/__init__.py": "", "pkg/rec.py": rec, "pkg/mod.py": mod}
     before, config = _refused(tmp_path, files, mod.replace("from pkg.rec import helper\n", ""))
-    assert "pkg.rec" in before.modules  # type: ignore[attr-defined]
+    assert "pkg.rec" in before.modules
     assert "pkg.rec" not in merged_facts(tmp_path, config).modules
 
 
@@ -223,7 +206,7 @@ def test_an_import_a_package_re_exports_is_left_to_the_merge(tmp_path: Path) -> 
         "pkg/mod.py": mod,
     }
     before, config = _refused(tmp_path, files, mod.replace("from pkg import Rec\n", ""))
-    assert "pkg.rec" in before.modules  # type: ignore[attr-defined]
+    assert "pkg.rec" in before.modules
     assert "pkg.rec" not in merged_facts(tmp_path, config).modules
 
 
@@ -232,9 +215,9 @@ def test_an_import_of_a_module_several_files_claim_is_left_to_the_merge(tmp_path
     write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": MOD})
     config = Config(root=tmp_path)
     before = merged_facts(tmp_path, config)
-    old = _item(tmp_path / "pkg" / "mod.py", config)
+    old = analysed(tmp_path / "pkg" / "mod.py", config)
     (tmp_path / "pkg" / "mod.py").write_text(MOD.replace("from pkg.rec import Rec\n", ""))
-    new = _item(tmp_path / "pkg" / "mod.py", config)
+    new = analysed(tmp_path / "pkg" / "mod.py", config)
     assert old is not None and new is not None and old.summary and new.summary
     removal = unimported(old.summary, new.summary, [], [])
     assert removal is not None
