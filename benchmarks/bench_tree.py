@@ -17,7 +17,8 @@ the facts are the last run's forgetting it); an import inserted on top of the le
 class appended to the payload module (the facts are the last run's knowing the alias, the
 class: shmlint/facts/declared.py; these two merged the tree before); a parameter added to a
 function of the payload module (``--function``; the facts are the last run's with its return
-fact rated anew: shmlint/facts/resigned.py; it merged the tree before). Each appended edit is
+fact rated anew: shmlint/facts/resigned.py; it merged the tree before); a field inserted in the
+payload class (``--payload-class``; the merge runs). Each appended edit is
 measured from the original file (undone, and a warm run, between repetitions); plain
 flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin;
 with ``--fixes`` also ``--diff --unsafe-fixes --min-confidence medium`` (every fix libcst makes,
@@ -47,11 +48,16 @@ BIN = Path(sys.executable).parent
 PLAIN = Path(__file__).resolve().parent / "flake8_plain.py"  # flake8 without the SHM plugin
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # Files to edit, per tree (relative to the tree's root): one nothing depends on, and the
-# module defining the payload class the tree's reads return; and a function of the latter
-# that gains a parameter.
+# module defining the payload class the tree's reads return; a function of the latter that
+# gains a parameter, and the payload class, which gains a field.
 EDITED = {
-    "ray": ("ray/_private/ray_perf.py", "ray/air/result.py", "_repr"),
-    "vllm": ("vllm/v1/executor/ray_executor.py", "vllm/v1/outputs.py", "_combine_non_none"),
+    "ray": ("ray/_private/ray_perf.py", "ray/air/result.py", "_repr", "Result"),
+    "vllm": (
+        "vllm/v1/executor/ray_executor.py",
+        "vllm/v1/outputs.py",
+        "_combine_non_none",
+        "ModelRunnerOutput",
+    ),
 }
 
 
@@ -142,6 +148,22 @@ class Parameter(Edit):
         self.path.write_bytes(f"{text[:start]}{added}{text[close - 1 :]}".encode())
 
 
+class Field(Edit):
+    """A field inserted on top of the body of class ``name`` (another name each run)."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        super().__init__(path, str)
+        self.name = name
+
+    def __call__(self) -> None:
+        self.count += 1
+        text = self.original.decode()
+        header = text.index(f"class {self.name}")
+        end = text.index("\n", header) + 1
+        field = f"    _bench_field_{self.count}: int = 0\n"
+        self.path.write_bytes(f"{text[:end]}{field}{text[end:]}".encode())
+
+
 class Removal(Edit):
     """Functions appended to a file and recorded by a warm run (``record``), before the first
     measured run; then one fewer before each."""
@@ -190,6 +212,7 @@ def main() -> int:
     parser.add_argument("--leaf", help="a file nothing else depends on (relative to the tree)")
     parser.add_argument("--payload", help="the module of the payload class (relative)")
     parser.add_argument("--function", help="a function of the payload module to edit")
+    parser.add_argument("--payload-class", help="the payload class (gains a field)")
     args = parser.parse_args()
     if Path(args.target).exists():
         root = Path(args.target)
@@ -199,7 +222,7 @@ def main() -> int:
         if (root / name).is_dir() and name == "vllm":
             root = root / name
     kind = "vllm" if (root / "v1").is_dir() or (root / "vllm").is_dir() else "ray"
-    leaf_name, payload_name, function = EDITED[kind]
+    leaf_name, payload_name, function, payload_class_name = EDITED[kind]
     if kind == "vllm" and root.name == "vllm":
         leaf_name, payload_name = (p.partition("/")[2] for p in (leaf_name, payload_name))
     leaf = root / (args.leaf or leaf_name)
@@ -227,6 +250,8 @@ def main() -> int:
     payload_class = Edit(payload, lambda n: f"class _BenchAdded{n}:\n    x: int = 0")
     # A function changed in place (shmlint/facts/resigned.py; it merged the tree before).
     payload_parameter = Parameter(payload, args.function or function)
+    # The payload class edited: what every phase-2 question depends on (a merge).
+    payload_field = Field(payload, args.payload_class or payload_class_name)
     record = functools.partial(subprocess.run, warm, cwd=root, stdout=subprocess.DEVNULL)
     payload_removal = Removal(payload, args.repeat, record)
     flake8 = [_tool("flake8"), "--isolated", "-j", jobs, "--exit-zero"]
@@ -255,6 +280,7 @@ def main() -> int:
         ("warm, leaf import added", warm, leaf_import),
         ("warm, payload class added", warm, payload_class),
         ("warm, payload param added", warm, payload_parameter),
+        ("warm, payload field added", warm, payload_field),
         (
             "ruff check --no-cache",
             [_tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "."],
@@ -308,7 +334,7 @@ def main() -> int:
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
         made = (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved)
-        made += (leaf_import, payload_class, payload_parameter)
+        made += (leaf_import, payload_class, payload_parameter, payload_field)
         for edit in (*made, payload_removal):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)
@@ -332,6 +358,7 @@ def main() -> int:
         "warm, leaf import added",
         "warm, payload class added",
         "warm, payload param added",
+        "warm, payload field added",
     ):
         print(f"{name:<25} = {times[name]:.3f} s (goal <= 0.3)")
     return 0
