@@ -15,10 +15,11 @@ facts and their index:
   name, nothing spells it);
 - no other file claims the module's name (the merge keeps the first file's binding of it);
 - its target runs through no module phase 1 deferred (the merge may have read such a module
-  for this import alone), but those the module's other names run through (a package above
-  it, whose ``__init__.py`` defines nothing: the merge reads it whatever the edit), where
-  the facts hold nothing by the target's next part (no import, no class the merge's closure
-  would follow on from there).
+  for this import alone), but those the other names of an analysed module run through (a
+  package above it, whose ``__init__.py`` defines nothing: the merge reads it whatever the
+  edit), where the facts hold nothing by the target's next part (no import, no class the
+  merge's closure would follow on from there). Of a deferred module the merge read, it
+  follows some names only (a caller's imports, say: found by a review): none counts.
 
 The index keeps what it held: a superset of the index of a merge, which is all it must be.
 ``tests/project/test_unimported.py`` compares such facts with a merge of the edited tree on
@@ -82,9 +83,9 @@ def unimport(facts: ProjectFacts, removals: list[Unimported], modules: Runs) -> 
     for item in removals:
         if item.module in modules.shared:
             return None
-        anyway = {
-            m for n in used_names(item.summary, item.questions) for m in _through(n, deferred)
-        }
+        # (A deferred module's names: the merge follows only some of them, maybe none.)
+        used = used_names(item.summary, item.questions) if item.module not in deferred else ()
+        anyway = {module for name in used for module in _through(name, deferred)}
         for (local, target), name in zip(item.imports, item.names, strict=True):
             if local.encode() in words or name in index.spelled:
                 return None

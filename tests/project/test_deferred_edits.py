@@ -16,19 +16,22 @@ from shmlint.cli import main
 from shmlint.run.passes import first_pass, syntax_summary
 from tests.project.merged import PROJECT_TREES, assert_merged, copied, derived_facts, write_tree
 from tests.project.test_removed import _removals
+from tests.project.test_resigned import signature_edits
+from tests.project.test_unimported import import_removals
 from tests.speed.test_incremental import _full_runs
 
 
 def _edits(text: str) -> list[str]:
-    """A line on top; a function added; one removed; one renamed; an import on top; a class
-    appended."""
+    """A line on top; a function added; one removed; one renamed; one's parameter added; an
+    import on top; each import removed; a class appended."""
     edits = [f"# moved\n{text}", f"{text}\n\ndef _added(a):\n    return a\n"]
     edits += _removals(text)[:1]
     renamed = re.search(r"^def (\w+)\(", text, re.M)
     if renamed:
         edits.append(f"{text[: renamed.end(1)]}_renamed{text[renamed.end(1) :]}")
+    edits += signature_edits(text)[:1]
     edits += [f"import os.path as _added\n{text}", f"{text}\n\nclass _Added:\n    x: int = 0\n"]
-    return edits
+    return edits + import_removals(text)
 
 
 @pytest.mark.parametrize("case", PROJECT_TREES, ids=lambda path: path.name)

@@ -15,6 +15,7 @@ from shmlint.basics.config import Config
 from shmlint.facts.added import Growth, Runs
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.unimported import unimport, unimported
+from shmlint.run.passes import syntax_summary
 from tests.project.merged import (
     PROJECT_TREES,
     analysed,
@@ -32,7 +33,7 @@ from tests.project.test_declared import _edits as _declarations
 from tests.speed.test_incremental import _full_runs
 
 
-def _removals(text: str) -> list[str]:
+def import_removals(text: str) -> list[str]:
     """The text without each of its top-level imports, one at a time (a line left blank)."""
     lines = text.splitlines(keepends=True)
     texts = []
@@ -54,7 +55,7 @@ def test_facts_forgetting_imports_removed_are_the_merged_facts(case: Path, tmp_p
             continue
         original = path.read_text(encoding="utf-8")
         # The module's own imports removed; the imports test_declared adds, removed again.
-        pairs = [(original, removed) for removed in _removals(original)]
+        pairs = [(original, removed) for removed in import_removals(original)]
         pairs += [(added, original) for added in _declarations(original)[:2]]
         for before_text, after_text in pairs:
             counts["tried"] += 1
@@ -223,3 +224,52 @@ def test_an_import_of_a_module_several_files_claim_is_left_to_the_merge(tmp_path
     assert removal is not None
     assert unimport(before, [removal], Runs(set(), set())) is not None
     assert unimport(before, [removal], Runs(set(), {"pkg.mod"})) is None
+
+
+READS = (
+    "import ray\n\n\ndef fetch(ch):\n    return ch.get()\n\n\n"
+    "def go(a):\n    return ray.get(a.run.remote())\n"
+)
+HEAVY = "def helper(x):\n    return x\n\n\nclass Base:\n    pass\n"
+CALLER = (
+    "import pkg\nfrom pkg.heavy import helper\n\n\nclass C(pkg.heavy.Base):\n    pass\n\n\n"
+    "# fetch\n"
+)
+
+
+def test_an_import_of_a_deferred_caller_is_left_to_the_merge(tmp_path: Path) -> None:
+    # The merge takes a deferred module spelling a caller's word (`fetch`) whole and follows
+    # its imports' targets, not its classes' bases: `pkg.heavy` is read for the import alone
+    # (found by a review).
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/reads.py": READS,
+        "pkg/heavy.py": HEAVY,
+        "pkg/caller.py": CALLER,
+    }
+    write_tree(tmp_path, files)
+    config = Config(root=tmp_path)
+    before = merged_facts(tmp_path, config)
+    path = tmp_path / "pkg" / "caller.py"
+    old = syntax_summary(path.read_bytes(), str(path), config)
+    path.write_text(CALLER.replace("from pkg.heavy import helper\n", ""))
+    new = syntax_summary(path.read_bytes(), str(path), config)
+    assert unimported(old, new, [], []) is not None
+    assert derived_facts(before, old, new, ([], []), tmp_path, config) is None
+    assert "pkg.heavy" in before.modules
+    assert "pkg.heavy" not in merged_facts(tmp_path, config).modules
+
+
+def test_an_unused_import_removed_from_a_deferred_module_is_derived(tmp_path: Path) -> None:
+    holder = "import os\n" + HOLDER
+    files = {"pkg/__init__.py": "", "pkg/rec.py": holder, "pkg/mod.py": MOD}
+    write_tree(tmp_path, files)
+    config = Config(root=tmp_path)
+    before = merged_facts(tmp_path, config)
+    path = tmp_path / "pkg" / "rec.py"
+    old = syntax_summary(path.read_bytes(), str(path), config)
+    path.write_text(holder.replace("import os\n", ""))
+    new = syntax_summary(path.read_bytes(), str(path), config)
+    facts = derived_facts(before, old, new, ([], []), tmp_path, config)
+    assert facts is not None
+    assert_merged(facts, tmp_path, config, "rec.py")
