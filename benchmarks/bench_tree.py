@@ -13,9 +13,11 @@ module defining the payload class (``--payload``), both a comment appended (what
 gives the project's facts is unchanged) and a new function (the facts are the last run's
 knowing it), and of both a comment inserted on top (every line moves: the facts are the last
 run's relined); a function removed from the payload module (one of several appended first;
-the facts are the last run's forgetting it); an import inserted on top of the leaf file and a
-class appended to the payload module (the facts are the last run's knowing the alias, the
-class: shmlint/facts/declared.py; these two merged the tree before); a parameter added to a
+the facts are the last run's forgetting it); an import inserted on top of the leaf file, or its
+first ``import name`` removed (the facts are the last run's without the alias:
+shmlint/facts/unimported.py), and a class appended to the payload module (the facts are the
+last run's knowing the alias, the class: shmlint/facts/declared.py; these two merged the tree
+before); a parameter added to a
 function of the payload module (``--function``; the facts are the last run's with its return
 fact rated anew: shmlint/facts/resigned.py; it merged the tree before); a field inserted in the
 payload class (``--payload-class``; the merge runs). Each appended edit is
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -148,6 +151,16 @@ class Parameter(Edit):
         self.path.write_bytes(f"{text[:start]}{added}{text[close - 1 :]}".encode())
 
 
+class Unimport(Edit):
+    """The file's first top-level ``import name`` line removed (the same each run)."""
+
+    def __call__(self) -> None:
+        self.count += 1
+        lines = self.original.decode().splitlines(keepends=True)
+        first = next(i for i, line in enumerate(lines) if re.match(r"import \w+\n", line))
+        self.path.write_bytes("".join(lines[:first] + lines[first + 1 :]).encode())
+
+
 class Field(Edit):
     """A field inserted on top of the body of class ``name`` (another name each run)."""
 
@@ -247,6 +260,8 @@ def main() -> int:
     payload_moved = Edit(payload, lambda n: f"# edited {n}", top=True)
     # Edits of what a module offers others (its imports, its classes): the merge runs again.
     leaf_import = Edit(leaf, lambda n: f"import os.path as _bench_{n}", top=True)
+    # (An unused import deleted, as `ruff --fix` does: shmlint/facts/unimported.py.)
+    leaf_unimport = Unimport(leaf, str)
     payload_class = Edit(payload, lambda n: f"class _BenchAdded{n}:\n    x: int = 0")
     # A function changed in place (shmlint/facts/resigned.py; it merged the tree before).
     payload_parameter = Parameter(payload, args.function or function)
@@ -278,6 +293,7 @@ def main() -> int:
         ("warm, payload line moved", warm, payload_moved),
         ("warm, payload def removed", warm, payload_removal),
         ("warm, leaf import added", warm, leaf_import),
+        ("warm, leaf import removed", warm, leaf_unimport),
         ("warm, payload class added", warm, payload_class),
         ("warm, payload param added", warm, payload_parameter),
         ("warm, payload field added", warm, payload_field),
@@ -334,7 +350,7 @@ def main() -> int:
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
         made = (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved)
-        made += (leaf_import, payload_class, payload_parameter, payload_field)
+        made += (leaf_import, leaf_unimport, payload_class, payload_parameter, payload_field)
         for edit in (*made, payload_removal):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)
@@ -356,6 +372,7 @@ def main() -> int:
     print(f"{'warm, payload def removed':<25} = {times['warm, payload def removed']:.3f} s")
     for name in (
         "warm, leaf import added",
+        "warm, leaf import removed",
         "warm, payload class added",
         "warm, payload param added",
         "warm, payload field added",
