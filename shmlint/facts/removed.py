@@ -60,17 +60,9 @@ def shrink(
         return None
     if set(names) & (facts.remote | facts.returned_reads.keys()):
         return None
-    slots = tuple(f"param:{name}." for name in names)
-    results = {f"ret:{name}" for name in names}
-    if any(slot in results or slot.startswith(slots) for slot in facts.slot_kinds):
+    without = forgotten(facts, frozenset(names))
+    if without is None:
         return None  # (a handle reached it: its body may have passed it on)
-    gone = set(names)
-    without = dataclasses.replace(
-        facts,
-        functions=facts.functions - gone,
-        returns={name: fact for name, fact in facts.returns.items() if name not in gone},
-        _canonical={},
-    )
     deferred = modules.deferred
     analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
     for removal in removals:
@@ -81,6 +73,21 @@ def shrink(
         if rates_unanalysed_class(removal, without, tables, external, analysed):
             return None
     return Growth((), {}, frozenset(), frozenset(names), removed=tuple(names))
+
+
+def forgotten(facts: ProjectFacts, names: frozenset[str]) -> ProjectFacts | None:
+    """``facts`` without the functions ``names`` (their names and return facts); None when a
+    handle reached one of them (a slot of its parameters or its result has kinds)."""
+    slots = tuple(f"param:{name}." for name in names)
+    results = {f"ret:{name}" for name in names}
+    if any(slot in results or slot.startswith(slots) for slot in facts.slot_kinds):
+        return None
+    return dataclasses.replace(
+        facts,
+        functions=facts.functions - names,
+        returns={name: fact for name, fact in facts.returns.items() if name not in names},
+        _canonical={},
+    )
 
 
 def reaches_deferred(names: Iterable[str], deferred: set[str]) -> bool:

@@ -50,7 +50,13 @@ from shmlint.facts.added import (
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.model import ProjectFacts
-from shmlint.facts.removed import Renamed, rates_unanalysed_class, reaches_deferred, replaced
+from shmlint.facts.removed import (
+    Renamed,
+    forgotten,
+    rates_unanalysed_class,
+    reaches_deferred,
+    replaced,
+)
 from shmlint.facts.summary import FunctionInfo, ModuleSummary
 
 Shape = tuple[object, ...]
@@ -116,16 +122,9 @@ def resign(
     callees = names | {name[: -len(".__init__")] for name in names if name.endswith(".__init__")}
     if callees & index.unplaced:
         return None
-    slots = tuple(f"param:{name}." for name in names)
-    results = {f"ret:{name}" for name in names}
-    if any(slot in results or slot.startswith(slots) for slot in facts.slot_kinds):
+    without = forgotten(facts, names)
+    if without is None:
         return None  # (a handle reached it: a call's argument may land elsewhere now)
-    without = dataclasses.replace(
-        facts,
-        functions=facts.functions - names,
-        returns={name: fact for name, fact in facts.returns.items() if name not in names},
-        _canonical={},
-    )
     deferred = modules.deferred
     analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
     returns = {name: facts.returns[name] for name in names if name in facts.returns}

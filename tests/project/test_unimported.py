@@ -237,6 +237,22 @@ CALLER = (
 )
 
 
+def _deferred_reading(
+    root: Path, files: dict[str, str], name: str, edited: str
+) -> tuple[ProjectFacts, ProjectFacts | None, Config]:
+    """As ``merged.reading``, for the deferred module ``name`` the merge read: what the run
+    derives between its syntactic summaries (the edit must read as imports removed)."""
+    write_tree(root, files)
+    config = Config(root=root)
+    before = merged_facts(root, config)
+    path = root / name
+    old = syntax_summary(path.read_bytes(), str(path), config)
+    path.write_text(edited)
+    new = syntax_summary(path.read_bytes(), str(path), config)
+    assert unimported(old, new, [], []) is not None
+    return before, derived_facts(before, old, new, ([], []), root, config), config
+
+
 def test_an_import_of_a_deferred_caller_is_left_to_the_merge(tmp_path: Path) -> None:
     # The merge takes a deferred module spelling a caller's word (`fetch`) whole and follows
     # its imports' targets, not its classes' bases: `pkg.heavy` is read for the import alone
@@ -247,15 +263,9 @@ def test_an_import_of_a_deferred_caller_is_left_to_the_merge(tmp_path: Path) -> 
         "pkg/heavy.py": HEAVY,
         "pkg/caller.py": CALLER,
     }
-    write_tree(tmp_path, files)
-    config = Config(root=tmp_path)
-    before = merged_facts(tmp_path, config)
-    path = tmp_path / "pkg" / "caller.py"
-    old = syntax_summary(path.read_bytes(), str(path), config)
-    path.write_text(CALLER.replace("from pkg.heavy import helper\n", ""))
-    new = syntax_summary(path.read_bytes(), str(path), config)
-    assert unimported(old, new, [], []) is not None
-    assert derived_facts(before, old, new, ([], []), tmp_path, config) is None
+    edited = CALLER.replace("from pkg.heavy import helper\n", "")
+    before, derived, config = _deferred_reading(tmp_path, files, "pkg/caller.py", edited)
+    assert derived is None
     assert "pkg.heavy" in before.modules
     assert "pkg.heavy" not in merged_facts(tmp_path, config).modules
 
@@ -263,13 +273,7 @@ def test_an_import_of_a_deferred_caller_is_left_to_the_merge(tmp_path: Path) -> 
 def test_an_unused_import_removed_from_a_deferred_module_is_derived(tmp_path: Path) -> None:
     holder = "import os\n" + HOLDER
     files = {"pkg/__init__.py": "", "pkg/rec.py": holder, "pkg/mod.py": MOD}
-    write_tree(tmp_path, files)
-    config = Config(root=tmp_path)
-    before = merged_facts(tmp_path, config)
-    path = tmp_path / "pkg" / "rec.py"
-    old = syntax_summary(path.read_bytes(), str(path), config)
-    path.write_text(holder.replace("import os\n", ""))
-    new = syntax_summary(path.read_bytes(), str(path), config)
-    facts = derived_facts(before, old, new, ([], []), tmp_path, config)
+    edited = holder.replace("import os\n", "")
+    _, facts, config = _deferred_reading(tmp_path, files, "pkg/rec.py", edited)
     assert facts is not None
     assert_merged(facts, tmp_path, config, "rec.py")
