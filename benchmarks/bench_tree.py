@@ -20,7 +20,9 @@ last run's knowing the alias, the class: shmlint/facts/declared.py; these two me
 before); a parameter added to a
 function of the payload module (``--function``; the facts are the last run's with its return
 fact rated anew: shmlint/facts/resigned.py; it merged the tree before); a field inserted in the
-payload class (``--payload-class``; the merge runs). Each appended edit is
+payload class (``--payload-class``; the facts are the last run's with the class and what was
+rated from it rated anew, and the files asking of them planned again: shmlint/facts/refielded.py,
+shmlint/run/replan.py; it merged the tree before). Each appended edit is
 measured from the original file (undone, and a warm run, between repetitions); plain
 flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin;
 with ``--fixes`` also ``--diff --unsafe-fixes --min-confidence medium`` (every fix libcst makes,
@@ -265,7 +267,7 @@ def main() -> int:
     payload_class = Edit(payload, lambda n: f"class _BenchAdded{n}:\n    x: int = 0")
     # A function changed in place (shmlint/facts/resigned.py; it merged the tree before).
     payload_parameter = Parameter(payload, args.function or function)
-    # The payload class edited: what every phase-2 question depends on (a merge).
+    # The payload class edited: what every phase-2 question depends on (its fact rated anew).
     payload_field = Field(payload, args.payload_class or payload_class_name)
     record = functools.partial(subprocess.run, warm, cwd=root, stdout=subprocess.DEVNULL)
     payload_removal = Removal(payload, args.repeat, record)

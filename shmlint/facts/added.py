@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from shmlint.facts.classes import ClassResolver
 from shmlint.facts.closure import MOST_PARTS, used_names
 from shmlint.facts.evidence import TypeTables
-from shmlint.facts.index import FactsIndex
+from shmlint.facts.index import FactsIndex, decode_read_by, encode_read_by, kept_reads
 from shmlint.facts.lookups import LookupLog, watched
 from shmlint.facts.model import ProjectFacts, realias
 from shmlint.facts.records import (
@@ -71,6 +71,9 @@ class Runs:
 
     deferred: set[str]  # the modules phase 1 did not analyse (the closure reads them)
     shared: set[str]  # the module names several files claim
+    # The summary the merge read of the module at a path (None: not at hand), for what is
+    # rated anew (shmlint/facts/refielded.py).
+    summaries: Callable[[str], ModuleSummary | None] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -239,30 +242,42 @@ def reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]
 
 
 def rate_returns(
-    added: Added, facts: ProjectFacts, tables: TypeTables, external: bool
+    added: Added,
+    facts: ProjectFacts,
+    tables: TypeTables,
+    external: bool,
+    read_by: dict[str, set[str]] | None = None,
 ) -> tuple[dict[str, ReturnFact], ProjectFacts, LookupLog]:
     """The added functions' return facts as the merge rates them (``merge._functions``): their
     annotations (written or inferred) resolved in their module against ``facts``' classes;
     with the facts they were rated in (a copy of the classes, which an installed class rated
-    joins, and the installed files read, alone) and what rating them looked up."""
+    joins, and the installed files read, alone) and what rating them looked up. ``read_by``:
+    gains the classes each rating read (``ClassResolver.read_by``)."""
     probe = dataclasses.replace(facts, classes=dict(facts.classes), external_files={})
     rated: dict[str, ReturnFact] = {}
     with watched(probe) as log:
         resolver = ClassResolver([added.module], probe, tables, external)
         for info in added.functions:
             if info.returns:
-                found, fields = resolver.return_evidence(added.module, info.returns)
+                found, fields = resolver.return_evidence(added.module, info.returns, info.name)
                 rated[info.name] = ReturnFact(found, info.returns, info.inferred, fields)
+    if read_by is not None:
+        for name, readers in resolver.read_by.items():
+            read_by.setdefault(name, set()).update(readers)
     return rated, probe, log
 
 
 def rated_returns(
-    added: Added, facts: ProjectFacts, tables: TypeTables, external: bool
+    added: Added,
+    facts: ProjectFacts,
+    tables: TypeTables,
+    external: bool,
+    read_by: dict[str, set[str]] | None = None,
 ) -> dict[str, ReturnFact] | None:
     """:func:`rate_returns`' return facts; None when rating them added a class to the facts
     or read an installed file they do not name as read (an installed class: the merge adds
     it)."""
-    rated, probe, _ = rate_returns(added, facts, tables, external)
+    rated, probe, _ = rate_returns(added, facts, tables, external, read_by)
     read = probe.external_files.items()
     if len(probe.classes) != len(facts.classes) or any(
         facts.external_files.get(path) != stamp for path, stamp in read
@@ -289,6 +304,8 @@ class Growth:
     spelled: frozenset[str] = frozenset()
     # Imports an edit removed (shmlint/facts/unimported.py): the facts forget their aliases.
     unaliased: tuple[str, ...] = ()
+    # What rating the new classes and returns read, for the index (``FactsIndex.read_by``).
+    read_by: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
     def applied(self, facts: ProjectFacts, index: FactsIndex | None) -> ProjectFacts:
         """``facts`` forgetting the removed functions, then knowing the functions, aliases
@@ -304,7 +321,7 @@ class Growth:
             classes={**facts.classes, **self.classes} if self.classes else facts.classes,
             _canonical={},
         )
-        grown.index = index and index.grown(self.asked, self.unresolved, self.spelled)
+        grown.index = index and index.grown(self.asked, self.unresolved, self.spelled, self.read_by)
         return grown
 
     def _aliases(self, aliases: dict[str, str]) -> dict[str, str]:
@@ -341,6 +358,7 @@ class Growth:
             "classes": {name: encode_class(fact) for name, fact in self.classes.items()},
             "spelled": sorted(self.spelled),
             "unaliased": sorted(self.unaliased),
+            "read_by": encode_read_by(self.read_by),
         }
 
     @classmethod
@@ -356,6 +374,7 @@ class Growth:
             {str(name): decode_class(str(name), fact) for name, fact in data["classes"].items()},
             frozenset(map(str, data["spelled"])),
             tuple(map(str, data["unaliased"])),
+            decode_read_by(data["read_by"]),
         )
 
 
@@ -374,14 +393,17 @@ def grow(
     if index is None or not all(stands(a, facts, index, deferred, shared) for a in additions):
         return None
     returns: dict[str, ReturnFact] = {}
+    read_by: dict[str, set[str]] = {}
     for added in additions:
-        rated = rated_returns(added, facts, tables, external)
+        rated = rated_returns(added, facts, tables, external, read_by)
         if rated is None:
             return None
         returns.update(rated)
     names = tuple(name for added in additions for name in added.names)
     asked, unresolved, pairs = indexed(facts, additions)
-    return Growth(names, returns, asked, unresolved, spelled=pairs)
+    return Growth(
+        names, returns, asked, unresolved, spelled=pairs, read_by=kept_reads(read_by, facts.classes)
+    )
 
 
 def indexed(

@@ -52,10 +52,17 @@ class ClassResolver:
         # Each summary's imports as a dict, by the summary's identity (the summary is kept
         # with it, so the identity is never another's).
         self._imports: dict[int, tuple[ModuleSummary, dict[str, str]]] = {}
-        # Return annotations rated, by module (summary identity, as above) and text.
+        # Return annotations rated, by module (summary identity, as above) and text, with the
+        # names rating each read.
         self._returns: dict[
-            tuple[int, str], tuple[ModuleSummary, tuple[Evidence, tuple[str, ...]]]
+            tuple[int, str],
+            tuple[ModuleSummary, tuple[Evidence, tuple[str, ...]], frozenset[str]],
         ] = {}
+        # What each rating read: class name → the classes (by name) and return facts (``ret:``
+        # and the function's name) rated from it (shmlint/facts/refielded.py rates them anew
+        # when its fields change). ``_reading``: the names each rating under way reads.
+        self.read_by: dict[str, set[str]] = {}
+        self._reading: list[set[str]] = []
 
     def resolve_all(self) -> None:
         for name in list(self.infos):  # installed classes are added while resolving
@@ -82,6 +89,8 @@ class ClassResolver:
 
     def resolve(self, name: str) -> Evidence:
         """The evidence of class ``name`` (UNKNOWN while it is being resolved: a cycle)."""
+        if self._reading:
+            self._reading[-1].add(name)
         evidence = self._resolve(name)
         if self._stack and name in self.cyclic:
             self.cyclic.add(self._stack[-1])  # (the class reading it)
@@ -100,6 +109,7 @@ class ClassResolver:
             return Evidence.UNKNOWN
         self.in_progress.add(name)
         self._stack.append(name)
+        self._reading.append(set())
         summary, info = self.infos[name]
         bases = tuple(self.qualify(summary, b) for b in info.bases)
         fields: dict[str, FieldFact] = {}
@@ -113,6 +123,7 @@ class ClassResolver:
             fields[field.name] = FieldFact(field.name, summary.path, field.line, found, zero_copy)
         self.in_progress.discard(name)
         self._stack.pop()
+        self._note(name, self._reading.pop())
         values = [f.evidence for f in fields.values()]
         known_bases = all(
             b in self.facts.classes or b.rpartition(".")[2] in NEUTRAL_BASES for b in bases
@@ -148,20 +159,35 @@ class ClassResolver:
             self.infos.setdefault(name, self.infos[real])  # a re-export
         self.locals.setdefault(summary.module, _own_names(summary))
 
+    def _note(self, reader: str, read: set[str]) -> None:
+        """Note that rating ``reader`` read the classes named ``read``."""
+        for name in read:
+            self.read_by.setdefault(name, set()).add(reader)
+
     def return_evidence(
-        self, summary: ModuleSummary, annotation: str
+        self, summary: ModuleSummary, annotation: str, function: str = ""
     ) -> tuple[Evidence, tuple[str, ...]]:
         """A return annotation's evidence, and the array fields of the project classes it
-        names (for the message). Memoised per module and annotation (``-> None`` of a
-        module's fifty methods is rated once) while no class is being resolved: the answer
-        then reads only classes resolved for good, before or by this call (a class's fact is
-        written once), so an equal call later would compute the same."""
-        if self.in_progress:
-            return self._return_evidence(summary, annotation)
+        names (for the message); what it read is noted for ``function`` (its name, if
+        given). Memoised per module and annotation (``-> None`` of a module's fifty methods
+        is rated once) while no class is being resolved: the answer then reads only classes
+        resolved for good, before or by this call (a class's fact is written once), so an
+        equal call later would compute the same."""
         key = (id(summary), annotation)
-        known = self._returns.get(key)
+        known = None if self.in_progress else self._returns.get(key)
         if known is None:
-            known = self._returns[key] = (summary, self._return_evidence(summary, annotation))
+            self._reading.append(set())
+            try:
+                found = self._return_evidence(summary, annotation)
+            finally:
+                read = frozenset(self._reading.pop())
+            known = (summary, found, read)
+            if not self.in_progress:
+                self._returns[key] = known
+        if function:
+            self._note(f"ret:{function}", set(known[2]))
+        if self._reading:  # (rated while rating a class: that class read these too)
+            self._reading[-1].update(known[2])
         return known[1]
 
     def _return_evidence(
@@ -175,11 +201,10 @@ class ClassResolver:
                 return found, ()
             for leaf in leaves(node):
                 dotted = dotted_name(leaf)
-                fact = (
-                    None
-                    if dotted is None
-                    else self.facts.classes.get(self.qualify(summary, dotted))
-                )
+                name = None if dotted is None else self.qualify(summary, dotted)
+                if name is not None and self._reading:
+                    self._reading[-1].add(name)
+                fact = None if name is None else self.facts.classes.get(name)
                 if fact is not None:
                     fields += [f.name for f in fact.fields if f.evidence is Evidence.ARRAYS]
         return found, tuple(dict.fromkeys(fields))

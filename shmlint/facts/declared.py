@@ -46,6 +46,7 @@ from shmlint.facts.added import (
 from shmlint.facts.classes import ClassResolver
 from shmlint.facts.closure import asked_classes, class_names, question_names, used_names
 from shmlint.facts.evidence import TypeTables
+from shmlint.facts.index import kept_reads
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import ClassFact, ReturnFact
 from shmlint.facts.spelled import spelled, spelled_names
@@ -169,7 +170,7 @@ def declare(
     for item in declarations:
         for info in item.methods.functions if item.methods is not None else ():
             if info.returns:
-                found, fields = resolver.return_evidence(item.module, info.returns)
+                found, fields = resolver.return_evidence(item.module, info.returns, info.name)
                 returns[info.name] = ReturnFact(found, info.returns, info.inferred, fields)
     if external:  # (the classes the new questions name: the merge rates them, as asked)
         for name in sorted(asked_classes(q for item in declarations for q in item.questions)):
@@ -191,6 +192,7 @@ def declare(
         aliases=new_aliases,
         classes=classes,
         spelled=spelled(names, probe),
+        read_by=kept_reads(resolver.read_by, probe.classes),
     )
 
 

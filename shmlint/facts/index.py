@@ -5,7 +5,8 @@ reached their names before (shmlint/facts/added.py, shmlint/facts/declared.py)."
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Mapping
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -27,8 +28,12 @@ class FactsIndex:
     # keyword they lack, one positional argument too many): another signature may place it
     # (shmlint/facts/resigned.py).
     unplaced: frozenset[str] = frozenset()
+    # What each class's rating was read for: the classes (by name) and the return facts
+    # (``ret:`` and the function's name) rated from it, of every class the facts hold
+    # (``ClassResolver.read_by``; shmlint/facts/refielded.py rates them anew).
+    read_by: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
-    def to_json(self) -> dict[str, list[str]]:
+    def to_json(self) -> dict[str, Any]:
         """JSON-able form (the facts' cache entry)."""
         return {
             "asked": sorted(self.asked),
@@ -36,10 +41,11 @@ class FactsIndex:
             "spelled": sorted(self.spelled),
             "cyclic": sorted(self.cyclic),
             "unplaced": sorted(self.unplaced),
+            "read_by": encode_read_by(self.read_by),
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, list[str]]) -> FactsIndex:
+    def from_json(cls, data: dict[str, Any]) -> FactsIndex:
         """The inverse of :meth:`to_json`; raises ``KeyError``/``TypeError``."""
         return cls(
             frozenset(map(str, data["asked"])),
@@ -47,17 +53,51 @@ class FactsIndex:
             frozenset(map(str, data["spelled"])),
             frozenset(map(str, data["cyclic"])),
             frozenset(map(str, data["unplaced"])),
+            decode_read_by(data["read_by"]),
         )
 
     def grown(
-        self, asked: Iterable[str], unresolved: Iterable[str], spelled: Iterable[str] = ()
+        self,
+        asked: Iterable[str],
+        unresolved: Iterable[str],
+        spelled: Iterable[str] = (),
+        read_by: Mapping[str, Iterable[str]] | None = None,
     ) -> FactsIndex:
         """This index with more names (a file's new questions, its new calls, the names its
-        additions spell)."""
+        additions spell, what their ratings read)."""
         return FactsIndex(
             self.asked | frozenset(asked),
             self.unresolved | frozenset(unresolved),
             self.spelled | frozenset(spelled),
             self.cyclic,
             self.unplaced,
+            joined(self.read_by, read_by) if read_by else self.read_by,
         )
+
+
+def kept_reads(
+    read_by: Mapping[str, Iterable[str]], classes: Container[str]
+) -> dict[str, frozenset[str]]:
+    """What the index keeps of ``ClassResolver.read_by``: the readers of ``classes`` (those
+    the facts hold; a name that is no class is read by many: ``int``, ``Optional``)."""
+    return {name: frozenset(readers) for name, readers in read_by.items() if name in classes}
+
+
+def joined(
+    read_by: Mapping[str, frozenset[str]], more: Mapping[str, Iterable[str]]
+) -> dict[str, frozenset[str]]:
+    """``read_by`` with the readers ``more`` adds to each class."""
+    result = dict(read_by)
+    for name, readers in more.items():
+        result[name] = result.get(name, frozenset()) | frozenset(readers)
+    return result
+
+
+def encode_read_by(read_by: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """``read_by`` as JSON (sorted)."""
+    return {name: sorted(readers) for name, readers in sorted(read_by.items())}
+
+
+def decode_read_by(data: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+    """The inverse of :func:`encode_read_by`; raises ``TypeError``/``AttributeError``."""
+    return {str(name): frozenset(map(str, readers)) for name, readers in data.items()}

@@ -9,7 +9,7 @@ from shmlint.facts.classes import NEUTRAL_BASES, ClassResolver, ExternalClasses
 from shmlint.facts.closure import question_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.flow import propagate_kinds, propagate_reads
-from shmlint.facts.index import FactsIndex
+from shmlint.facts.index import FactsIndex, kept_reads
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import ReturnFact
 from shmlint.facts.spelled import spelled, spelled_names
@@ -54,7 +54,8 @@ def merge(
         pairs = spelled(names, facts)
         asked = asked_functions(questions, facts)
         cyclic = frozenset(resolver.cyclic)
-        facts.index = FactsIndex(asked, unresolved, pairs, cyclic, unplaced)
+        read_by = kept_reads(resolver.read_by, facts.classes)
+        facts.index = FactsIndex(asked, unresolved, pairs, cyclic, unplaced, read_by)
     return facts
 
 
@@ -78,7 +79,7 @@ def _functions(
             if owner in own:
                 methods.setdefault(last, []).append(function.name)
             if function.returns:
-                found, fields = resolver.return_evidence(summary, function.returns)
+                found, fields = resolver.return_evidence(summary, function.returns, function.name)
                 facts.returns[function.name] = ReturnFact(
                     found, function.returns, function.inferred, fields
                 )

@@ -49,6 +49,7 @@ from shmlint.facts.added import (
 )
 from shmlint.facts.closure import used_names
 from shmlint.facts.evidence import TypeTables
+from shmlint.facts.index import kept_reads
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.removed import (
     Renamed,
@@ -128,6 +129,7 @@ def resign(
     deferred = modules.deferred
     analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
     returns = {name: facts.returns[name] for name in names if name in facts.returns}
+    read_by: dict[str, set[str]] = {}
     # Whose return facts other files' questions read: what they asked (``x:``, ``p:``), and
     # actors' methods (``m:``, by their last name: not in the index).
     answered = index.asked | {name for found in facts.actor_methods.values() for name in found}
@@ -144,7 +146,7 @@ def resign(
             continue
         if rates_unanalysed_class(old, without, tables, external, analysed):
             return None
-        rated = rated_returns(new, without, tables, external)
+        rated = rated_returns(new, without, tables, external, read_by)
         if rated is None:
             return None
         for info in new.functions:
@@ -156,7 +158,8 @@ def resign(
                 returns[info.name] = fact
     asked, unresolved, pairs = indexed(without, [item.added for item in items])
     ordered = tuple(sorted(names))
-    return Growth(ordered, returns, asked, unresolved, ordered, spelled=pairs)
+    kept = kept_reads(read_by, facts.classes)
+    return Growth(ordered, returns, asked, unresolved, ordered, spelled=pairs, read_by=kept)
 
 
 def _rerated(version: Added, other: Added) -> Added:

@@ -20,6 +20,7 @@ from shmlint.basics.config import Config
 from shmlint.basics.stamps import stale
 from shmlint.basics.types import FileResult
 from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
+from shmlint.run.replan import Askers
 from shmlint.run.salts import FORMAT, config_digest
 from shmlint.run.store import EntryStore
 
@@ -200,6 +201,14 @@ class Cache(EntryStore):
     def put_plan(self, key: str, plan: Plan) -> None:
         """Store a project run's phase-2 plan."""
         self._store(key, {"second": plan[0], "digest": plan[1], "calls": plan[2]})
+
+    def get_askers(self, key: str) -> Askers | None:
+        """Which files of a full run asked each question of ``replan.ASKED``, or None."""
+        return Askers.from_json(self._entry(key))
+
+    def put_askers(self, key: str, askers: Askers) -> None:
+        """Store which files of a full run asked each question of ``replan.ASKED``."""
+        self._store(key, askers.to_json())
 
     def get_lookups(self, key: str) -> dict[str, Any] | None:
         """A file's logged lookups (shmlint.facts.lookups), or None."""

@@ -11,6 +11,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
@@ -20,16 +21,19 @@ from shmlint.facts.evidence import TypeTables
 from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
+from shmlint.facts.refielded import Refielded, refield, refielded_classes
 from shmlint.facts.removed import Renamed, rename, renamed_functions, shrink
 from shmlint.facts.resigned import resign, resigned_functions
 from shmlint.facts.summary import ModuleSummary
 from shmlint.facts.unimported import Unimported, unimport, unimported
 from shmlint.run.cache import Cache
+from shmlint.run.discovery import read_file
 from shmlint.run.encoding import Calls, Stat
 from shmlint.run.files import check_files
 from shmlint.run.merging import facts_key_of, syntax_key, with_external
 from shmlint.run.passes import FirstPass
 from shmlint.run.record import Record
+from shmlint.run.replan import answered_otherwise, replanned
 from shmlint.run.runner import RunTrace, cites_others
 
 
@@ -72,22 +76,26 @@ def trace(
         last.caller_words,
         spellers,
         foreign,
+        last.askers,
     )
+
+
+# What an edit gives the merge anew but lines, in one of the readings a derivation takes:
+# functions added (``added``), removed (``removed``: an ``Added`` read backwards, its
+# ``module`` the last summary), renamed or changed in place (``renamed``, ``resigned``),
+# imports and classes added (``declared``), imports removed (``unimported``), classes'
+# fields changed (``refielded``).
+Reading = Added | Declared | Renamed | Unimported | Refielded
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Edit:
-    """What one changed file gives the merge anew: the lines it moved, the functions it added
-    or removed (or both: renamed, or changed in place), the imports and classes it added, the
-    imports it removed."""
+    """What one changed file gives the merge anew: the lines it moved, and a reading of what
+    else it changed (``kind``: none, or one of :data:`Reading`'s)."""
 
     lines: Lines
-    added: Added | None = None
-    removed: Added | None = None  # (read backwards: its ``module`` is the last summary)
-    declared: Declared | None = None  # imports and classes added
-    renamed: Renamed | None = None  # functions removed and others added
-    resigned: Renamed | None = None  # functions changed in place (removed, added again)
-    unimported: Unimported | None = None  # imports removed
+    kind: str = ""
+    reading: Reading | None = None
 
 
 def edit_of(
@@ -128,26 +136,27 @@ def edit_between(
         candidates.append((old, new, Edit({})))
     added = added_functions(old, new, before, after)
     if added is not None:
-        candidates.append((old, added.summary, Edit({}, added=added)))
+        candidates.append((old, added.summary, Edit({}, "added", added)))
     removed = added_functions(new, old, after, before)
     if removed is not None:
-        candidates.append((removed.summary, new, Edit({}, removed=removed)))
+        candidates.append((removed.summary, new, Edit({}, "removed", removed)))
     declaration = declared(old, new, before, after)
     if declaration is not None:  # (an import and a function added: this one, not the first)
-        candidates.append((old, declaration.summary, Edit({}, declared=declaration)))
+        candidates.append((old, declaration.summary, Edit({}, "declared", declaration)))
     renamed = renamed_functions(old, new, before, after)
     if renamed is not None:
-        candidates.append(
-            (renamed.removed.summary, renamed.added.summary, Edit({}, renamed=renamed))
-        )
+        pair = (renamed.removed.summary, renamed.added.summary)
+        candidates.append((*pair, Edit({}, "renamed", renamed)))
     resigned = resigned_functions(old, new, before, after)
     if resigned is not None:
-        candidates.append(
-            (resigned.removed.summary, resigned.added.summary, Edit({}, resigned=resigned))
-        )
+        pair = (resigned.removed.summary, resigned.added.summary)
+        candidates.append((*pair, Edit({}, "resigned", resigned)))
     removal = unimported(old, new, before, after)
     if removal is not None:
-        candidates.append((removal.summary, new, Edit({}, unimported=removal)))
+        candidates.append((removal.summary, new, Edit({}, "unimported", removal)))
+    fields = refielded_classes(old, new, before, after)
+    if fields is not None:
+        candidates.append((old, fields.summary, Edit({}, "refielded", fields)))
     for first, second, edit in candidates:
         lines = moved_lines(first, second)
         if lines is not None:
@@ -157,48 +166,24 @@ def edit_between(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Change:
-    """What the changed files gave the merge anew: lines moved, and one kind of growth in one
-    run (functions added, removed, renamed or changed in place; imports and classes
-    added; imports removed)."""
+    """What the changed files gave the merge anew: lines moved, and the readings of what else
+    they changed, by kind (more than one kind in one run: left to the merge)."""
 
     moved: dict[str, Lines] = dataclasses.field(default_factory=dict)
-    additions: list[Added] = dataclasses.field(default_factory=list)
-    removals: list[Added] = dataclasses.field(default_factory=list)
-    declarations: list[Declared] = dataclasses.field(default_factory=list)
-    renames: list[Renamed] = dataclasses.field(default_factory=list)
-    resignings: list[Renamed] = dataclasses.field(default_factory=list)
-    unimports: list[Unimported] = dataclasses.field(default_factory=list)
+    readings: dict[str, list[Reading]] = dataclasses.field(default_factory=dict)
 
     def take(self, path: str, edit: Edit) -> None:
         """Add what one changed file (at ``path``) gives anew (no line it moved the facts
         carry: nothing for ``moved``)."""
         if any(old_line != new_line for old_line, new_line in edit.lines.items()):
             self.moved[path] = edit.lines
-        if edit.added is not None:
-            self.additions.append(edit.added)
-        if edit.removed is not None:
-            self.removals.append(edit.removed)
-        if edit.declared is not None:
-            self.declarations.append(edit.declared)
-        if edit.renamed is not None:
-            self.renames.append(edit.renamed)
-        if edit.resigned is not None:
-            self.resignings.append(edit.resigned)
-        if edit.unimported is not None:
-            self.unimports.append(edit.unimported)
+        if edit.reading is not None:
+            self.readings.setdefault(edit.kind, []).append(edit.reading)
 
     @property
     def grows(self) -> int:
         """How many kinds of growth the change makes (more than one: left to the merge)."""
-        kinds = (
-            self.additions,
-            self.removals,
-            self.declarations,
-            self.renames,
-            self.resignings,
-            self.unimports,
-        )
-        return sum(map(bool, kinds))
+        return len(self.readings)
 
 
 def check_derived(
@@ -233,6 +218,7 @@ def check_derived(
         return None
     old = relined_facts = None
     growth = None
+    askers = None
     if change.grows > 1:
         return None
     if stored is None or change.grows:
@@ -246,9 +232,14 @@ def check_derived(
             # Stored or not, the facts of these keys are the last ones knowing (forgetting)
             # the names only if nothing reached them: else another file's plan changes (the
             # merge runs). (Relined first: a class added is rated against its bases' lines.)
-            growth = growth_of(relined_facts, change, _runs(files, last, config), config)
+            runs = _runs(files, last, config, cache, fresh)
+            growth = growth_of(relined_facts, change, runs, config)
             if growth is None:
                 return None
+            if "refielded" in change.readings:  # (other files' answers change: their plans)
+                askers = cache.get_askers(last.askers) if last.askers else None
+                if askers is None:
+                    return None
     differing = None  # (the classes relined facts change: all they change)
     if stored is not None:
         facts = stored
@@ -277,6 +268,20 @@ def check_derived(
     for index, (item, data) in fresh.items():
         second[index], calls[index] = item.second_pass(facts, data)
         results[index] = item.result
+    if askers is not None:
+        assert growth is not None and relined_facts is not None
+        before = with_external(relined_facts, config)
+        changed = answered_otherwise(before, facts, growth, askers.asked)
+        analysed = [given[:1] == "a" for given in last.gives]
+        for index in replanned(askers, changed, last.keys, analysed) - fresh.keys():
+            key = last.keys[index]
+            entry = cache.get_first_pass(key) if key is not None else None
+            text = read_file(Path(files[index][0]))
+            if entry is None or text is None:
+                return None
+            spelled = last.spelled(index, key)
+            second[index], calls[index] = entry.second_pass(facts, text, spelled)
+            results[index] = entry.result
     again = [index for index, flag in enumerate(second) if flag]
     earlier = None  # (as check_project: the last run's phase 2, if against other facts)
     if digest != last.facts_digest:
@@ -301,27 +306,56 @@ def check_derived(
     )
 
 
+# The derivation taking each reading's kind (but ``unimported``, which rates nothing), given
+# the readings of that kind.
+Derivation = Callable[[ProjectFacts, Any, Runs, TypeTables, bool], Growth | None]
+DERIVATIONS: dict[str, Derivation] = {
+    "added": grow,
+    "removed": shrink,
+    "renamed": rename,
+    "resigned": resign,
+    "declared": declare,
+    "refielded": refield,
+}
+
+
 def growth_of(facts: ProjectFacts, change: Change, runs: Runs, config: Config) -> Growth | None:
     """What ``facts`` gain or lose by ``change``'s one kind of growth, or None."""
+    ((kind, readings),) = change.readings.items()
+    if kind == "unimported":
+        return unimport(facts, [item for item in readings if isinstance(item, Unimported)], runs)
     options = config.options
     tables = TypeTables.for_options(options)
-    external = options.external_types
-    if change.additions:
-        return grow(facts, change.additions, runs, tables, external)
-    if change.removals:
-        return shrink(facts, change.removals, runs, tables, external)
-    if change.renames:
-        return rename(facts, change.renames, runs, tables, external)
-    if change.resignings:
-        return resign(facts, change.resignings, runs, tables, external)
-    if change.unimports:
-        return unimport(facts, change.unimports, runs)
-    return declare(facts, change.declarations, runs, tables, external)
+    return DERIVATIONS[kind](facts, readings, runs, tables, options.external_types)
 
 
-def _runs(files: Sequence[tuple[str | Path, str]], last: Record, config: Config) -> Runs:
-    """The run's modules: those the last run deferred (what gives ``d`` + module name), and
-    the names several files claim."""
+def _runs(
+    files: Sequence[tuple[str | Path, str]],
+    last: Record,
+    config: Config,
+    cache: Cache,
+    fresh: dict[int, tuple[FirstPass, bytes]],
+) -> Runs:
+    """The run's modules: those the last run deferred (what gives ``d`` + module name), the
+    names several files claim, and the summaries the merge read of the unchanged files."""
     deferred = {given[1:].partition("\0")[0] for given in last.gives if given[:1] == "d"}
     claimed = Counter(module_name(display, config.root)[0] for _, display in files)
-    return Runs(deferred, {module for module, count in claimed.items() if count > 1})
+    where = {display: index for index, (_, display) in enumerate(files)}
+
+    def summary_at(path: str) -> ModuleSummary | None:
+        """The summary the merge read of the unchanged file at ``path`` (None: not at hand:
+        no such file, a changed one, its entry gone)."""
+        index = where.get(path)
+        if index is None or index in fresh:
+            return None
+        key, given = last.keys[index], last.gives[index]
+        if key is None:
+            return None
+        if given[:1] == "a":
+            item = cache.get_first_pass(key)
+            return None if item is None else item.summary
+        read = cache.get_syntax_summary(syntax_key(key)) if given[:1] == "d" else None
+        return read if isinstance(read, ModuleSummary) else None
+
+    shared = {module for module, count in claimed.items() if count > 1}
+    return Runs(deferred, shared, summary_at)

@@ -67,6 +67,8 @@ class Record:
     # An answer phase 1 got from a file's own facts named another file of the run (not known:
     # True). See ``runner.cites_others``.
     foreign: bool = True
+    # The cache key of the last full run's askers (shmlint/run/replan.py; "": none).
+    askers: str = ""
 
     def changed(self, files: Sequence[tuple[str | Path, str]]) -> list[int] | None:
         """The indices of the files whose stat differs now (None: an installed file the
@@ -167,6 +169,7 @@ def load(files: Sequence[tuple[str | Path, str]], cache: Cache, mode: str) -> Re
             [str(word) for word in body.get("caller_words", ())],
             [bool(flag) for flag in body.get("spellers", ())],
             bool(body.get("foreign", True)),
+            str(body.get("askers", "")),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -214,5 +217,6 @@ def write(
         "caller_words": trace.caller_words if trace is not None else [],
         "spellers": trace.spellers if trace is not None else [],
         "foreign": trace.foreign if trace is not None else True,
+        "askers": trace.askers if trace is not None else "",
     }
     cache.put_record(record_key(files, cache, mode), body)

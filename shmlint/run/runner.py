@@ -44,6 +44,7 @@ from shmlint.run.passes import (
     first_pass,
 )
 from shmlint.run.pool import POOL_THRESHOLD, Workers
+from shmlint.run.replan import askers_of
 
 
 def _first_chunk(
@@ -131,6 +132,8 @@ class RunTrace:
     # An answer phase 1 got from a file's own facts named another file of the run
     # (:func:`cites_others`).
     foreign: bool = True
+    # The cache key of the last full run's askers (shmlint/run/replan.py; "": none).
+    askers: str = ""
 
 
 # What a deferred module gave the merge when that cannot be told from its summary alone: it
@@ -285,11 +288,13 @@ def _check_project(
         plan_key = "g" + run_digest(keys) if cache is not None else None
         # (Facts merged anew, though the run's keys are the same: an installed package changed.)
         plan = cache.get_plan(plan_key) if served and cache and plan_key else None
+        askers_key = "q" + plan_key[1:] if plan_key is not None else ""
         if plan is None:
             spelled = _spelled(last, keys, facts)
             plan = _plan(firsts, contents, facts, modules, digest=cache is not None, known=spelled)
             if cache is not None and plan_key is not None:
                 cache.put_plan(plan_key, plan)
+                cache.put_askers(askers_key, askers_of(firsts, keys))
         if cache is not None:
             # The packs this run wrote (phase-1 entries, deferred modules' summaries), indexed
             # once; the entries it read from packs kept.
@@ -326,6 +331,7 @@ def _check_project(
         trace.calls = calls
         paths = {display for _, display in files}
         trace.foreign = any(cites_others(item, paths) for item in firsts)
+        trace.askers = askers_key
     phase_two = earlier = None
     if cache is not None:
         phase_two = cache.with_facts(facts_digest)

@@ -20,7 +20,7 @@ from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import relined
 from shmlint.facts.summary import ModuleSummary
 from shmlint.run.derived import Change, edit_between, growth_of
-from shmlint.run.passes import FirstPass, first_pass
+from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
 
@@ -34,14 +34,20 @@ def merged_facts(tree: Path, config: Config) -> ProjectFacts:
 
 
 def runs_of(tree: Path, config: Config) -> Runs:
-    """The modules phase 1 defers, and those several files claim (as ``derived._runs``)."""
+    """The modules phase 1 defers, those several files claim, and each file's summary as the
+    merge reads it (as ``derived._runs``)."""
     deferred, claimed = set(), Counter[str]()
+    summaries: dict[str, ModuleSummary | None] = {}
     for path in tree.rglob("*.py"):
         claimed[module_name(str(path), config.root)[0]] += 1
-        item = first_pass(path.read_bytes(), str(path), config, lazy=True)
+        data = path.read_bytes()
+        item = first_pass(data, str(path), config, lazy=True)
+        summaries[str(path)] = item.summary
         if item.deferred:
             deferred.add(item.deferred)
-    return Runs(deferred, {module for module, count in claimed.items() if count > 1})
+            summaries[str(path)] = syntax_summary(data, str(path), config)
+    shared = {module for module, count in claimed.items() if count > 1}
+    return Runs(deferred, shared, summaries.get)
 
 
 def derived_facts(
@@ -70,7 +76,7 @@ def derived_facts(
 def assert_merged(facts: ProjectFacts, tree: Path, config: Config, edited: str) -> None:
     """``facts`` (derived) are those of a merge of the edited ``tree``, their index a superset
     of the merge's (what was asked, the calls placed nowhere, the names spelled, the handles
-    passed in no parameter)."""
+    passed in no parameter, what each class's rating was read for)."""
     merged = merged_facts(tree, config)
     assert facts.canonical_json() == merged.canonical_json(), edited
     assert facts.index is not None and merged.index is not None
@@ -78,6 +84,9 @@ def assert_merged(facts: ProjectFacts, tree: Path, config: Config, edited: str) 
     assert merged.index.unresolved <= facts.index.unresolved
     assert merged.index.spelled <= facts.index.spelled
     assert merged.index.unplaced <= facts.index.unplaced
+    read_by = facts.index.read_by
+    for name, readers in merged.index.read_by.items():
+        assert readers <= read_by.get(name, frozenset()), (edited, name)
 
 
 def copied(case: Path, tmp_path: Path) -> tuple[Path, Config, ProjectFacts]:
