@@ -68,8 +68,8 @@ class Refielded:
     dropped: tuple[str, ...] = ()
 
     def shorts(self) -> list[str]:
-        """The classes' names in their module."""
-        return [name.rpartition(".")[2] for name in self.classes]
+        """The classes' names in their module (``Outer.Inner`` for a nested one)."""
+        return [name[len(self.module.module) + 1 :] for name in self.classes]
 
 
 def refielded_classes(
@@ -206,9 +206,10 @@ def _field_names(summary: ModuleSummary, shorts: list[str]) -> list[str]:
     """The names the fields of ``summary``'s classes ``shorts`` use, as the closure follows
     them (their bases' left out: unchanged)."""
     found: list[str] = []
-    for short in shorts:
-        info = next(c for c in summary.classes if c.name == f"{summary.module}.{short}")
-        found += class_names(summary, short)[len(info.bases) :]
+    for info in summary.classes:
+        short = info.name[len(summary.module) + 1 :]
+        if short in shorts:
+            found += class_names(summary, short)[len(info.bases) :]
     return found
 
 
