@@ -15,20 +15,20 @@ last ones with its return fact rated anew, unless
 - a handle reached its parameters or its result (a slot of it has kinds: where a call's
   argument lands may change), or a call passed it a handle the merge placed in no parameter
   (:attr:`FactsIndex.unplaced`: a new parameter may take it);
-- its return fact changes and another file asked what it returns (:attr:`FactsIndex.asked`:
-  the answer, and with it the plan of phase 2, changes) or it is an actor's method (a
-  ``handle.method.remote()`` anywhere asks by its last name), or rating the old annotation read a
-  class no analysed module declares or an installed module (the merge may have read it for
-  this function alone: ``removed.rates_unanalysed_class``), or rating the new one adds a class
-  or an installed file the facts lack (``added.rated_returns``);
+- its return fact changes and rating the old annotation read a class no analysed module
+  declares or an installed module (the merge may have read it for this function alone:
+  ``removed.rates_unanalysed_class``), or rating the new one adds a class or an installed
+  file the facts lack (``added.rated_returns``);
 - its body stops using a name that runs through a module phase 1 deferred (the merge may have
   read it for this body alone), or uses one reaching a module the facts lack
   (``added.stands``);
 - the module defines its name twice (``@overload``, a property's setter, a version guard: the
   merge rates the last definition with an annotation, which the edit may change).
 
-Lookups of its name answer as before otherwise (it is a function of the module, not remote,
-its return fact unchanged where asked): unlike an addition, its being asked about is no reach.
+Lookups of its name answer as before otherwise (it is a function of the module, not remote)
+but for what it returns: unlike an addition, its being asked about is no reach. Another file
+that asked what it returns (``p:``, or ``m:`` for an actor's method, by its last name) may
+get another answer: the run plans its phase 2 again (shmlint/run/replan.py).
 ``tests/project/test_resigned.py`` compares such facts with a merge of the edited tree on every
 project fixture, and has a case for each refusal.
 """
@@ -130,9 +130,6 @@ def resign(
     analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
     returns = {name: facts.returns[name] for name in names if name in facts.returns}
     read_by: dict[str, set[str]] = {}
-    # Whose return facts other files' questions read: what they asked (``x:``, ``p:``), and
-    # actors' methods (``m:``, by their last name: not in the index).
-    answered = index.asked | {name for found in facts.actor_methods.values() for name in found}
     for item in items:
         if not stands(item.added, without, index, deferred, modules.shared, names):
             return None
@@ -151,8 +148,6 @@ def resign(
             return None
         for info in new.functions:
             fact = rated.get(info.name)
-            if fact != facts.returns.get(info.name) and info.name in answered:
-                return None  # (another file's answer, and its plan, change)
             returns.pop(info.name, None)
             if fact is not None:
                 returns[info.name] = fact

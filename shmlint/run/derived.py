@@ -236,7 +236,7 @@ def check_derived(
             growth = growth_of(relined_facts, change, runs, config)
             if growth is None:
                 return None
-            if "refielded" in change.readings:  # (other files' answers change: their plans)
+            if change.readings.keys() & REPLANNED:  # (other files' answers: their plans)
                 askers = cache.get_askers(last.askers) if last.askers else None
                 if askers is None:
                     return None
@@ -306,6 +306,9 @@ def check_derived(
     )
 
 
+# The readings whose facts may answer other files' questions otherwise: a class's evidence
+# and fields, what a function returns (shmlint/run/replan.py).
+REPLANNED = frozenset({"refielded", "resigned"})
 # The derivation taking each reading's kind (but ``unimported``, which rates nothing), given
 # the readings of that kind.
 Derivation = Callable[[ProjectFacts, Any, Runs, TypeTables, bool], Growth | None]

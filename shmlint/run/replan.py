@@ -1,8 +1,9 @@
 """Which unchanged files' phase-2 plan changes when facts derived after an edit answer their
 questions otherwise (shmlint/run/derived.py): classes' fields changed in place
 (shmlint/facts/refielded.py) rate the class, what was rated from it and the return facts
-naming it anew, and a file that asked about one of them (``c:``, ``F:``, ``p:``, ``m:``) may
-now need phase 2, or no longer.
+naming it anew, functions changed in place (shmlint/facts/resigned.py) their return facts,
+and a file that asked about one of them (``c:``, ``F:``, ``p:``, ``m:``) may now need phase
+2, or no longer.
 
 A full run keeps, beside its plan, which files asked each such question (:class:`Askers`,
 under a key of the run's phase-1 keys, which the run record names). A run deriving its facts
@@ -66,8 +67,9 @@ def answered_otherwise(
     old: ProjectFacts, new: ProjectFacts, growth: Growth, questions: Iterable[str]
 ) -> Iterator[str]:
     """Of ``questions``, those ``new`` (``old`` with ``growth``: classes and return facts
-    rated anew) answers otherwise than ``old``."""
-    classes, functions = growth.classes.keys(), growth.returns.keys()
+    rated anew, functions changed in place) answers otherwise than ``old``."""
+    classes = growth.classes.keys()
+    functions = {*growth.returns, *growth.names, *growth.removed}
     for question in questions:
         kind, key = question[:2], question[2:]
         if kind in ("c:", "F:"):

@@ -23,6 +23,7 @@ from shmlint.run.derived import Change, edit_between, growth_of
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
 from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
+from tests.speed.test_incremental import _full_runs as full_runs
 
 PROJECT_TREES = sorted((FIXTURES / "project").iterdir())
 
@@ -158,3 +159,24 @@ def assert_changes_findings(
     changed = findings(root, capsys, "--no-cache")
     assert changed != quiet
     assert findings(root, capsys, *cache) == changed
+
+
+def warm_after(
+    root: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    edits: list[tuple[Path, str]],
+) -> tuple[list[object], list[object], list[int]]:
+    """The findings of a run filling a cache, and of the warm run after each of ``edits`` in
+    turn (the last one's, which a run without cache finds too), with the full project runs
+    the warm runs made."""
+    cache = ("--cache-dir", str(root / ".cache"))
+    before = findings(root, capsys, *cache)
+    full = full_runs(monkeypatch)
+    warm = before
+    for path, text in edits:
+        path.write_text(text)
+        warm = findings(root, capsys, *cache)
+    merges = list(full)
+    assert findings(root, capsys, "--no-cache") == warm
+    return before, warm, merges

@@ -27,14 +27,13 @@ from tests.project.merged import (
     assert_merged,
     copied,
     derived_facts,
-    findings,
     merged_facts,
     questions_of,
     reading,
     runs_of,
+    warm_after,
     write_tree,
 )
-from tests.speed.test_incremental import _full_runs
 
 
 def field_edits(text: str) -> list[str]:
@@ -141,27 +140,6 @@ KEEPER = (
 ARRAYS = OUT.replace("    x: int\n", "    x: int\n    y: np.ndarray\n")
 
 
-def _warm_after(
-    root: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    edits: list[tuple[Path, str]],
-) -> tuple[list[object], list[object], list[int]]:
-    """The findings of a run filling a cache, and of the warm run after each of ``edits`` in
-    turn (the last one's, which a run without cache finds too), with the full project runs
-    the warm runs made."""
-    cache = ("--cache-dir", str(root / ".cache"))
-    before = findings(root, capsys, *cache)
-    full = _full_runs(monkeypatch)
-    warm = before
-    for path, text in edits:
-        path.write_text(text)
-        warm = findings(root, capsys, *cache)
-    merges = list(full)
-    assert findings(root, capsys, "--no-cache") == warm
-    return before, warm, merges
-
-
 # Not a record: its evidence is unknown, as the keeper's own facts have it (phase 2 leaves the
 # keeper alone), until a field holds arrays.
 PLAIN = "import numpy as np\n\n\nclass Out:\n    x: int\n"
@@ -184,7 +162,7 @@ def test_a_field_another_file_reads_is_derived_and_that_file_replanned(
     old, new = (old, new) if direction == "added" else (new, old)
     write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": old, "pkg/user.py": KEEPER})
     mod = tmp_path / "pkg" / "mod.py"
-    before, warm, full = _warm_after(tmp_path, capsys, monkeypatch, [(mod, new)])
+    before, warm, full = warm_after(tmp_path, capsys, monkeypatch, [(mod, new)])
     assert not full  # (derived: no merge of the tree)
     assert warm != before
 
@@ -197,7 +175,7 @@ def test_a_file_edited_since_the_full_run_is_replanned(
     write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": PLAIN, "pkg/user.py": KEEPER})
     user, mod = tmp_path / "pkg" / "user.py", tmp_path / "pkg" / "mod.py"
     edits = [(user, "# moved\n" + KEEPER), (mod, PLAIN_ARRAYS)]
-    before, warm, full = _warm_after(tmp_path, capsys, monkeypatch, edits)
+    before, warm, full = warm_after(tmp_path, capsys, monkeypatch, edits)
     assert not full
     assert warm != before
 
@@ -210,7 +188,7 @@ def test_without_the_note_of_who_asked_what_the_tree_is_merged(
     write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": OUT, "pkg/user.py": KEEPER})
     monkeypatch.setattr(Cache, "get_askers", lambda self, key: None)
     mod = tmp_path / "pkg" / "mod.py"
-    before, warm, full = _warm_after(tmp_path, capsys, monkeypatch, [(mod, ARRAYS)])
+    before, warm, full = warm_after(tmp_path, capsys, monkeypatch, [(mod, ARRAYS)])
     assert full and warm and not before
 
 

@@ -28,6 +28,7 @@ from tests.project.merged import (
     merged_facts,
     questions_of,
     reading,
+    warm_after,
     write_tree,
 )
 from tests.speed.test_incremental import _full_runs
@@ -195,10 +196,11 @@ def test_a_handle_passed_in_no_parameter_yet_is_left_to_the_merge(tmp_path: Path
     assert "param:pkg.mod.helper.h" in merged.slot_kinds
 
 
-def test_a_return_fact_another_file_asked_for_is_left_to_the_merge(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_return_fact_another_file_asked_for_is_derived_and_that_file_replanned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The user asked what `later` returns: an int, where an unknown callee passes the read on.
+    # Its answer changes, and its findings with it (shmlint/run/replan.py).
     module = "import ray\n\n\ndef later(v) -> int:\n    return v\n"
     user = (
         "import ray\n\nfrom pkg.mod import later\n\n\nclass Keeper:\n    def keep(self, ref):\n"
@@ -206,10 +208,13 @@ def test_a_return_fact_another_file_asked_for_is_left_to_the_merge(
     )
     files = {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user}
     edited = module.replace(" -> int", "")
-    before, derived, config = _reading(tmp_path, files, edited)
-    assert derived is None
-    # (The answer changes the user's findings.)
-    assert_changes_findings(tmp_path, capsys, tmp_path / "pkg" / "mod.py", module, edited)
+    before, derived, config = _reading(tmp_path / "facts", files, edited)
+    assert derived is not None
+    assert_merged(derived, tmp_path / "facts", config, edited)
+    write_tree(tmp_path / "run", files)
+    mod = tmp_path / "run" / "pkg" / "mod.py"
+    quiet, warm, full = warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
+    assert not full and warm != quiet
 
 
 def test_a_return_fact_nobody_asked_for_is_derived(tmp_path: Path) -> None:
@@ -288,16 +293,19 @@ def test_a_parameter_added_to_a_method_an_actor_inherits_is_derived(tmp_path: Pa
     assert_merged(derived, tmp_path, config, edited)
 
 
-def test_a_return_fact_of_a_method_an_actor_inherits_is_left_to_the_merge(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_return_fact_of_a_method_an_actor_inherits_is_derived(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `worker.run.remote()` asks what an actor's `run` returns by its last name (``m:``).
     files = {"pkg/__init__.py": "", "pkg/mod.py": BASE, "pkg/worker.py": WORKER}
     edited = BASE.replace("-> int", "-> np.ndarray")
-    before, derived, config = _reading(tmp_path, files, edited)
-    assert derived is None
-    mod = tmp_path / "pkg" / "mod.py"
-    assert_changes_findings(tmp_path, capsys, mod, BASE, edited)
+    before, derived, config = _reading(tmp_path / "facts", files, edited)
+    assert derived is not None
+    assert_merged(derived, tmp_path / "facts", config, edited)
+    write_tree(tmp_path / "run", files)
+    mod = tmp_path / "run" / "pkg" / "mod.py"
+    quiet, warm, full = warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
+    assert not full and warm != quiet
 
 
 GUARDED = (
@@ -366,3 +374,29 @@ def test_other_dunder_methods_are_left_to_the_merge() -> None:
     init = module.replace("__call__", "__init__")
     old, new = _summary(init), _summary(init.replace("(self, x)", "(self, x, y=0)"))
     assert resigned_functions(old, new, [], []) is not None
+
+
+ZBASE = (
+    "import numpy as np\nimport ray\n\n\nclass Base:\n    def run(self, x) -> int:\n"
+    "        return 1\n"
+)
+OWN = (
+    "import ray\n\nfrom pkg.zbase import Base\n\n\n@ray.remote\nclass Worker(Base):\n"
+    "    def other(self):\n        return None\n\n\n@ray.remote\nclass Own:\n"
+    "    def run(self, x) -> int:\n        return 1\n\n\nclass Keeper:\n"
+    "    def keep(self, own):\n        self.kept = ray.get(own.run.remote(1))\n"
+)
+
+
+def test_an_actor_method_answer_that_stops_agreeing_replans_the_asking_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `own.run.remote()` asks what an actor's `run` returns (``m:``): the worker's own facts
+    # and the project's answer alike (its `Own.run` first), so phase 2 leaves it alone; once
+    # the inherited `Base.run` returns arrays, the actors disagree and it is checked again.
+    files = {"pkg/__init__.py": "", "pkg/zbase.py": ZBASE, "pkg/worker.py": OWN}
+    write_tree(tmp_path, files)
+    edited = ZBASE.replace("-> int", "-> np.ndarray")
+    mod = tmp_path / "pkg" / "zbase.py"
+    quiet, warm, full = warm_after(tmp_path, capsys, monkeypatch, [(mod, edited)])
+    assert not full and warm and not quiet
