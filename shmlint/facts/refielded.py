@@ -1,5 +1,6 @@
 """The facts after an edit that changed classes' fields in place: a field added, removed,
-renamed or annotated otherwise (shmlint/run/derived.py).
+renamed or annotated otherwise, a class made a record (``@dataclass``) or no longer one
+(shmlint/run/derived.py).
 
 A field inserted in the payload class, the class every read of a tree returns, made the merge
 of the whole tree run again (1.7 s on the ray wheel). What the merge gives for a class's fields
@@ -87,16 +88,11 @@ def refielded_classes(
     changed: list[str] = []
     classes = []
     for before, after in zip(old.classes, new.classes, strict=True):
-        if (before.name, before.bases, before.record, before.actor) != (
-            after.name,
-            after.bases,
-            after.record,
-            after.actor,
-        ):
+        if (before.name, before.bases, before.actor) != (after.name, after.bases, after.actor):
             return None
-        if _unlined(before.fields) != _unlined(after.fields):
-            changed.append(after.name)
-            after = dataclasses.replace(after, fields=before.fields)
+        if before.record != after.record or _unlined(before.fields) != _unlined(after.fields):
+            changed.append(after.name)  # (its fields, or whether they are complete: a record)
+            after = dataclasses.replace(after, fields=before.fields, record=before.record)
         classes.append(after)
     defined = [info.name for info in new.classes]
     if not changed or any(defined.count(name) > 1 for name in changed):

@@ -38,8 +38,9 @@ from tests.project.merged import (
 
 def field_edits(text: str) -> list[str]:
     """The text with each class's fields changed, one edit at a time: a field ``int`` inserted
-    on top of its body, one annotated as its first field is, each field annotated ``int``
-    instead, each field removed."""
+    on top of its body, one annotated as its first field is, its decorators removed (or
+    ``@dataclasses.dataclass`` written, where the module imports ``dataclasses``), each field
+    annotated ``int`` instead, each field removed."""
     lines = text.splitlines(keepends=True)
     edits = []
     for node in ast.walk(ast.parse(text)):
@@ -55,6 +56,14 @@ def field_edits(text: str) -> list[str]:
         if fields:
             annotation = ast.get_source_segment(text, fields[0].annotation)
             edits.append(f"{head}{indent}_extra: {annotation}\n{tail}")
+        indent_class = " " * node.col_offset
+        if node.decorator_list:  # (a record no longer: its decorators removed)
+            first_line = min(d.lineno for d in node.decorator_list) - 1
+            edits.append("".join([*lines[:first_line], *lines[node.lineno - 1 :]]))
+        elif "import dataclasses" in text:  # (a record now)
+            at = node.lineno - 1
+            made = f"{indent_class}@dataclasses.dataclass\n"
+            edits.append("".join([*lines[:at], made, *lines[at:]]))
         for field in fields:
             start, end = field.lineno - 1, (field.end_lineno or field.lineno)
             if field.lineno != field.annotation.lineno:
@@ -165,6 +174,24 @@ def test_a_field_another_file_reads_is_derived_and_that_file_replanned(
     before, warm, full = warm_after(tmp_path, capsys, monkeypatch, [(mod, new)])
     assert not full  # (derived: no merge of the tree)
     assert warm != before
+
+
+@pytest.mark.parametrize("direction", ["made", "unmade"])
+def test_a_class_made_a_record_is_derived(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    direction: str,
+) -> None:
+    # `@dataclass` makes its fields complete: array-free, where a plain class is unknown.
+    plain = "import dataclasses\n\n\nclass Out:\n    x: int\n"
+    record = plain.replace("class Out:", "@dataclasses.dataclass\nclass Out:")
+    old, new = (plain, record) if direction == "made" else (record, plain)
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": old, "pkg/user.py": KEEPER})
+    mod = tmp_path / "pkg" / "mod.py"
+    before, warm, full = warm_after(tmp_path, capsys, monkeypatch, [(mod, new)])
+    assert not full
+    assert bool(warm) == (direction == "unmade") != bool(before)
 
 
 def test_a_file_edited_since_the_full_run_is_replanned(
