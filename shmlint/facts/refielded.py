@@ -38,9 +38,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from shmlint.facts.added import Growth, Runs, asked_functions, reaches_unread
+from shmlint.facts.added import Growth, Runs, asked_functions, deferred_through, reaches_unread
 from shmlint.facts.classes import ClassResolver
-from shmlint.facts.closure import MOST_PARTS, asked_classes, class_names, question_names
+from shmlint.facts.closure import asked_classes, class_names, question_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import kept_reads
 from shmlint.facts.lookups import watched
@@ -124,9 +124,9 @@ def refield(
     for item in items:
         new = _field_names(item.module, item.shorts())
         old = set(_field_names(item.old, item.shorts())) - set(new)
-        if _followed(new, item.module, facts, modules.deferred) is None:
+        if deferred_through(new, facts, modules.deferred, item.module) is None:
             return None
-        if _followed(old, item.old, facts, modules.deferred) != set():
+        if deferred_through(old, facts, modules.deferred, item.old) != set():
             return None  # (the merge may have read a deferred module for an old field alone)
         if reaches_unread(question_names(item.asked), facts, modules.deferred):
             return None
@@ -206,57 +206,6 @@ def _field_names(summary: ModuleSummary, shorts: list[str]) -> list[str]:
         short = info.name[len(summary.module) + 1 :]
         if short in shorts:
             found += class_names(summary, short)[len(info.bases) :]
-    return found
-
-
-def _followed(
-    names: Iterable[str], summary: ModuleSummary, facts: ProjectFacts, deferred: set[str]
-) -> set[str] | None:
-    """The deferred modules but ``summary``'s that following ``names`` as the merge's closure
-    does runs through (``closure.close``: by what each imports for the next part, and a
-    class's bases and fields), but on the way to it (any name reaching it runs through the
-    packages above it to it): ``summary``'s own imports and classes followed as it has them,
-    another's through the aliases the facts hold (as ``added.reaches_unread``); None when
-    that reaches a module the facts lack or a class of another deferred module (its bases
-    and fields not at hand)."""
-    imports = dict(summary.imports)
-    found: set[str] = set()
-    todo = list(names)
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        parts = name.split(".")
-        for cut in range(1, len(parts) + 1):
-            module = ".".join(parts[:cut])
-            if module not in deferred:
-                continue
-            if module not in facts.modules:
-                return None  # (the closure would read it)
-            if cut == len(parts):
-                continue
-            head, tail = parts[cut], parts[cut + 1 :]
-            if module == summary.module:
-                target = imports.get(head)
-                if target is not None:
-                    todo.append(".".join([target, *tail]))
-                todo += class_names(summary, head)
-                continue
-            if (
-                summary.module.startswith(f"{module}.")
-                and parts[cut] == summary.module.split(".")[cut]
-            ):
-                continue  # (a package above it: what any name reaching it runs through)
-            found.add(module)
-            if f"{module}.{head}" in facts.classes:
-                return None
-            target = facts.aliases.get(f"{module}.{head}")
-            if target is not None:
-                followed = ".".join([target, *tail])
-                if followed.count(".") < MOST_PARTS:
-                    todo.append(followed)
     return found
 
 

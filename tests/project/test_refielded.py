@@ -402,3 +402,30 @@ def test_other_edits_are_no_change_of_fields() -> None:
         refielded_classes(summary(twice), summary(twice.replace("y: int", "y: str")), [], [])
         is None
     )
+
+
+RECORDS = (
+    "import dataclasses\n\n\n@dataclasses.dataclass\nclass Other:\n    z: int\n\n\n"
+    "@dataclasses.dataclass\nclass Out:\n    x: int\n    y: Other\n"
+)
+
+
+def test_a_field_of_a_deferred_module_naming_its_own_class_is_derived(tmp_path: Path) -> None:
+    # `pkg.records` is deferred (nothing to check in it), read for the keeper's annotation:
+    # the removed field's `Other` runs through `pkg` (deferred too) on the way to the module
+    # itself, which stays read.
+    keeper = KEEPER.replace("pkg.mod", "pkg.records")
+    files = {"pkg/__init__.py": "", "pkg/records.py": RECORDS, "pkg/user.py": keeper}
+    write_tree(tmp_path, files)
+    config = Config(root=tmp_path)
+    before = merged_facts(tmp_path, config)
+    path = tmp_path / "pkg" / "records.py"
+    edited = RECORDS.replace("    y: Other\n", "")
+    old = syntax_summary(RECORDS.encode(), str(path), config)
+    path.write_text(edited)
+    new = syntax_summary(edited.encode(), str(path), config)
+    assert old is not None and new is not None
+    assert {"pkg", "pkg.records"} <= runs_of(tmp_path, config).deferred
+    facts = derived_facts(before, old, new, ([], []), tmp_path, config)
+    assert facts is not None
+    assert_merged(facts, tmp_path, config, edited)
