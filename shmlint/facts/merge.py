@@ -37,7 +37,12 @@ def merge(
         for c in summary.classes:
             facts.functions.discard(c.name)
     resolver = ClassResolver(summaries, facts, tables, external)
+    # A name stops at a project class yet to be rated as at one rated (a class rated first
+    # took `pkg.sub.X` through the alias `pkg.sub` → `pkg.sub.sub` while `X` was not rated:
+    # a class rated anew after an edit, against all the classes, saw `X`; found by a review).
+    facts._pending = frozenset(c.name for summary in summaries for c in summary.classes)
     resolver.resolve_all()
+    facts._pending = frozenset()
     facts._canonical.clear()  # names looked up while classes were still being added
     if external:
         for name in sorted(types):

@@ -95,6 +95,9 @@ class ProjectFacts:
     _reader_pattern: re.Pattern[bytes] | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
+    # The classes the merge is rating (shmlint/facts/merge.py): a name stops at one as at a
+    # class already rated, so what rates a class never depends on the order they are rated in.
+    _pending: frozenset[str] = dataclasses.field(default=frozenset(), repr=False, compare=False)
     # Not copied by dataclasses.replace (init=False): facts with other tables digest anew.
     _digest: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
     # The module-level readers by last name (call_evidence asks it of every file).
@@ -119,7 +122,7 @@ class ProjectFacts:
         last is its canonical name)."""
         steps = [name]
         for _ in range(ALIAS_DEPTH):
-            if name in self.classes or name in self.functions:
+            if name in self.classes or name in self.functions or name in self._pending:
                 break
             step = realias(self.aliases, name)
             if step is None:

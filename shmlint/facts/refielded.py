@@ -134,8 +134,6 @@ def refield(
             return None  # (the merge may have read a deferred module for the question alone)
         if _rated_alone(asked_classes(item.dropped), facts):
             return None  # (the merge may have rated an installed class for it alone)
-        if _reads_installed(item, facts, tables, external):
-            return None  # (the merge may have rated it for an old field alone)
     changed = {name for item in items for name in item.classes}
     classes, functions = _rated_from(changed, index.read_by)
     if classes & index.cyclic or not classes <= facts.classes.keys():
@@ -143,40 +141,25 @@ def refield(
     summaries = _summaries(classes, functions, facts, edited, modules)
     if summaries is None:
         return None
-    probe = dataclasses.replace(
-        facts,
-        classes={name: fact for name, fact in facts.classes.items() if name not in classes},
-        external_files={},
-        _canonical={},
-    )
-    resolver = ClassResolver(list(summaries.values()), probe, tables, external)
-    for name in sorted(classes):
-        resolver.resolve(name)
     questions = [question for item in items for question in item.asked]
-    if external:  # (the classes the new questions name: the merge rates them, as asked)
-        for name in sorted(asked_classes(questions)):
-            resolver.resolve(probe.canonical(name))
+    rating = _rate(summaries, classes, functions, facts, tables, external, questions)
+    earlier = {**summaries, **{item.old.module: item.old for item in items}}
+    before = _rate(earlier, classes, functions, facts, tables, external, ())
+    if rating is None or before is None:
+        return None
+    probe, resolver = rating.probe, rating.resolver
     if resolver.cyclic or len(probe.classes) != len(facts.classes):
         return None  # (a cycle met, an installed class rated)
-    if probe.external_files:
-        return None  # (an installed module read: the merge notes it)
+    if any(facts.external_files.get(path) != stamp for path, stamp in rating.files.items()):
+        return None  # (an installed module read the facts do not note)
+    if before.installed - rating.installed or before.files.keys() - rating.files.keys():
+        return None  # (rated or read for the old fields alone, maybe: the merge leaves it)
     rated = {name: probe.classes[name] for name in classes}
     for name, fact in rated.items():
         names = [field.name for field in fact.fields]
         if names != [field.name for field in facts.classes[name].fields] and _placed(name, facts):
             return None
-    returns: dict[str, ReturnFact] = {}
-    for name in sorted(functions):
-        summary = summaries[_module_of(name, facts) or ""]
-        info = _defined(summary, name)
-        if info is None:
-            if name in facts.returns:
-                return None  # (not where the facts say: no summary of what rated it)
-            continue
-        found, fields = resolver.return_evidence(summary, info.returns, info.name)
-        returns[name] = ReturnFact(found, info.returns, info.inferred, fields)
-    if len(probe.classes) != len(facts.classes) or probe.external_files:
-        return None
+    returns = rating.returns
     written = [
         field.annotation
         for item in items
@@ -209,32 +192,6 @@ def _field_names(summary: ModuleSummary, shorts: list[str]) -> list[str]:
     return found
 
 
-def _reads_installed(
-    item: Refielded, facts: ProjectFacts, tables: TypeTables, external: bool
-) -> bool:
-    """Whether rating the fields the edit removed or annotated otherwise, as the merge did,
-    reads a class no module of the facts defines (an installed one, which the merge rated
-    into the facts, maybe for that field alone) or an installed module (a file the facts
-    note they depend on)."""
-    paths = {path for path, _ in facts.modules.values()}
-    kept = {
-        (info.name, field.name, field.annotation)
-        for info in item.module.classes
-        for field in info.fields
-    }
-    probe = dataclasses.replace(facts, classes=dict(facts.classes), external_files={})
-    with watched(probe) as log:
-        resolver = ClassResolver([item.old], probe, tables, external)
-        for info in item.old.classes:
-            for field in info.fields if info.name in item.classes else ():
-                if (info.name, field.name, field.annotation) not in kept:
-                    resolver.field_evidence(item.old, field.annotation)
-    if probe.external_files:
-        return True
-    read = log.seen["classes"].values()
-    return any(isinstance(fact, ClassFact) and fact.path not in paths for fact in read)
-
-
 def _rated_alone(names: Iterable[str], facts: ProjectFacts) -> bool:
     """Whether one of ``names`` is a class the facts hold that no module of theirs defines
     (an installed one, which the merge rated for a question naming it)."""
@@ -244,6 +201,60 @@ def _rated_alone(names: Iterable[str], facts: ProjectFacts) -> bool:
         if fact is not None and fact.path not in paths:
             return True
     return False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Rating:
+    """Classes and return facts rated (anew, or as the last merge rated them), with the
+    facts they were rated in and what installed classes and files rating them read."""
+
+    probe: ProjectFacts
+    resolver: ClassResolver
+    returns: dict[str, ReturnFact]
+    installed: set[str]  # the installed classes read (rated, or in the facts already)
+    files: dict[str, int]  # the installed files read
+
+
+def _rate(
+    summaries: dict[str, ModuleSummary],
+    classes: set[str],
+    functions: set[str],
+    facts: ProjectFacts,
+    tables: TypeTables,
+    external: bool,
+    questions: Iterable[str],
+) -> _Rating | None:
+    """``classes`` and the return facts of ``functions`` rated from ``summaries`` (by module)
+    against ``facts`` without those classes, in one resolver, as the merge rates them (and
+    the classes ``questions`` name, with ``external``); None when a function's return fact
+    is not where the facts say it is."""
+    paths = {path for path, _ in facts.modules.values()}
+    probe = dataclasses.replace(
+        facts,
+        classes={name: fact for name, fact in facts.classes.items() if name not in classes},
+        external_files={},
+        _canonical={},
+    )
+    returns: dict[str, ReturnFact] = {}
+    with watched(probe) as log:
+        resolver = ClassResolver(list(summaries.values()), probe, tables, external)
+        for name in sorted(classes):
+            resolver.resolve(name)
+        if external:  # (the classes the new questions name: the merge rates them, as asked)
+            for name in sorted(asked_classes(questions)):
+                resolver.resolve(probe.canonical(name))
+        for name in sorted(functions):
+            summary = summaries[_module_of(name, facts) or ""]
+            info = _defined(summary, name)
+            if info is None:
+                if name in facts.returns:
+                    return None  # (not where the facts say: no summary of what rated it)
+                continue
+            found, fields = resolver.return_evidence(summary, info.returns, info.name)
+            returns[name] = ReturnFact(found, info.returns, info.inferred, fields)
+    read = log.seen["classes"].items()
+    installed = {n for n, f in read if isinstance(f, ClassFact) and f.path not in paths}
+    return _Rating(probe, resolver, returns, installed, dict(probe.external_files))
 
 
 def _rated_from(changed: set[str], read_by: dict[str, frozenset[str]]) -> tuple[set[str], set[str]]:

@@ -429,3 +429,63 @@ def test_a_field_of_a_deferred_module_naming_its_own_class_is_derived(tmp_path: 
     facts = derived_facts(before, old, new, ([], []), tmp_path, config)
     assert facts is not None
     assert_merged(facts, tmp_path, config, edited)
+
+
+# `pkg/__init__.py` binds `pkg.sub` to its function `sub` (the alias `pkg.sub` → `pkg.sub.sub`):
+# a class the merge rated before `pkg.sub.X` took `pkg.sub.X` through it, as no class
+# (found by a review: rated anew, against every class, it was `X`).
+SHADOWED = (
+    "import dataclasses\n\nimport numpy as np\nimport ray\n\n\n@dataclasses.dataclass\n"
+    "class X:\n    v: np.ndarray\n\n\ndef sub(ref):\n    return ray.get(ref)\n"
+)
+READER = (
+    "import dataclasses\n\nimport ray\n\nfrom pkg.sub import X\n\n\n@dataclasses.dataclass\n"
+    "class R:\n    x: X\n\n\ndef keep(ref):\n    r: R = ray.get(ref)\n    return r\n"
+)
+
+
+def test_a_class_is_rated_as_a_class_not_rated_yet_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {"pkg/__init__.py": "from pkg.sub import sub\n", "pkg/sub.py": SHADOWED}
+    edited = READER.replace("    x: X\n", "    x: X\n    z: int\n")
+    before, derived, config = _reading(tmp_path / "facts", {**files, "pkg/mod.py": READER}, edited)
+    assert before.classes["pkg.mod.R"].evidence is before.classes["pkg.sub.X"].evidence
+    assert derived is not None
+    assert_merged(derived, tmp_path / "facts", config, edited)
+    write_tree(tmp_path / "run", {**files, "pkg/mod.py": READER})
+    mod = tmp_path / "run" / "pkg" / "mod.py"
+    warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
+
+
+HOLDER = (
+    "import dataclasses\nfrom typing import Union\n\nfrom extpkg.outputs import Ext\n\n"
+    "from pkg.mod import Out\n\n\n@dataclasses.dataclass\nclass Holder:\n    o: Union[Out, Ext]\n"
+)
+
+
+def test_an_installed_class_rated_for_a_reader_alone_is_left_to_the_merge(
+    tmp_path: Path, installed_outputs: Callable[[str], None]
+) -> None:
+    # Before, `Out` is array-free: rating `Union[Out, Ext]` goes on to `Ext` (installed, rated
+    # into the facts); after, `Out` holds arrays and the rating stops there: a merge rates no
+    # `Ext` (found by a review).
+    installed_outputs("import dataclasses\n\n\n@dataclasses.dataclass\nclass Ext:\n    x: int\n")
+    project = tmp_path / "project"
+    user = (
+        "import ray\n\nfrom pkg.hold import Holder\n\n\ndef keep(ref):\n"
+        "    h: Holder = ray.get(ref)\n    return h\n"
+    )
+    reads = "import numpy as np\nimport ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
+    module = OUT.replace("import numpy as np\n", reads)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": module,
+        "pkg/hold.py": HOLDER,
+        "pkg/user.py": user,
+    }
+    edited = module + "    y: np.ndarray\n"
+    before, derived, config = _reading(project, files, edited)
+    assert "extpkg.outputs.Ext" in before.classes
+    assert derived is None
+    assert "extpkg.outputs.Ext" not in merged_facts(project, config).classes
