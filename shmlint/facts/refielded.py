@@ -59,7 +59,9 @@ _CLASS_QUESTIONS = ("c:", "F:", "n:")
 class Refielded:
     """The classes of a module whose fields an edit changed (nothing else)."""
 
-    summary: ModuleSummary  # the new module with their old fields (compared with the last)
+    # The new module with their old fields (compared with the last for lines: theirs map to
+    # themselves, which holds as every fact carrying them is rated anew).
+    summary: ModuleSummary
     module: ModuleSummary  # the new module
     old: ModuleSummary  # the last summary
     classes: tuple[str, ...]  # their names

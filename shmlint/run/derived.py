@@ -272,7 +272,7 @@ def check_derived(
         assert growth is not None and relined_facts is not None
         before = with_external(relined_facts, config)
         changed = answered_otherwise(before, facts, growth, askers.asked)
-        analysed = [given[:1] == "a" for given in last.gives]
+        analysed = [gave[:1] == "a" for gave in last.gives]  # (in the last run)
         for index in replanned(askers, changed, last.keys, analysed) - fresh.keys():
             key = last.keys[index]
             entry = cache.get_first_pass(key) if key is not None else None

@@ -76,8 +76,10 @@ def answered_otherwise(
             named = new.canonical(key) in classes
         elif kind == "p:":
             named = new.canonical(key) in functions
-        else:  # "m:": by a method's last name, among the actors' methods
+        elif kind == "m:":  # (by a method's last name, among the actors' methods)
             named = any(name in functions for name in new.actor_methods.get(key, ()))
+        else:
+            raise ValueError(f"not a question of ASKED: {question!r}")
         if named and old.answer(question) != new.answer(question):
             yield question
 
@@ -96,4 +98,4 @@ def replanned(
         and (index >= len(askers.keys) or askers.keys[index] != key)
     }
     asking = {index for question in changed for index in askers.asked.get(question, ())}
-    return stale | asking
+    return stale | {index for index in asking if analysed[index]}  # (a deferred one asks none)

@@ -226,6 +226,8 @@ def test_the_files_asking_an_answer_changed_and_those_edited_since_are_replanned
     assert replanned(askers, ["c:pkg.mod.Out"], keys, analysed) == {0, 2, 3}
     assert replanned(askers, [], keys, [True, True, False, False]) == set()
     assert replanned(askers, ["p:pkg.mod.f"], keys[:3] + [None], analysed) == {1, 2}
+    # (A file that asked, a deferred module now: it asks nothing.)
+    assert replanned(askers, ["c:pkg.mod.Out"], keys, [False, True, True, True]) == {2, 3}
 
 
 def _reading(
