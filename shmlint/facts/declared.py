@@ -154,6 +154,8 @@ def declare(
         functions=facts.functions | functions,
         external_files={},
         _canonical={},
+        # (A name stops at a class being rated, as the merge's do: found by a review.)
+        _pending=frozenset(name for item in declarations for name in item.class_names),
     )
     # One resolver, the classes first and in file order, as the merge rates them (a class of
     # one edited module may name another's).

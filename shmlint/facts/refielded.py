@@ -236,6 +236,7 @@ def _rate(
         classes={name: fact for name, fact in facts.classes.items() if name not in classes},
         external_files={},
         _canonical={},
+        _pending=frozenset(classes),  # (a name stops at them, as at the merge's: a review)
     )
     returns: dict[str, ReturnFact] = {}
     with watched(probe) as log:

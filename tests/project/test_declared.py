@@ -29,6 +29,7 @@ from tests.project.merged import (
     derived_facts,
     findings,
     merged_facts,
+    reading,
     write_tree,
 )
 from tests.project.test_added import _item, _runs, _tree
@@ -315,3 +316,20 @@ def test_classes_added_to_two_modules_one_naming_the_other(tmp_path: Path) -> No
     merged = merged_facts(tmp_path, config)
     assert facts.canonical_json() == merged.canonical_json()
     assert merged.classes["pkg.mod.Holder"].evidence is Evidence.ARRAYS
+
+
+def test_classes_added_are_names_a_name_stops_at(tmp_path: Path) -> None:
+    # `pkg/__init__.py` binds `pkg.mod` to `json`: `R`'s `pkg.mod.X`, rated before `X`, is
+    # no `json.X` (a name stops at a class being rated, as in the merge: found by a review).
+    module = (
+        "import dataclasses\n\nimport numpy as np\nimport ray\n\nimport pkg\n\n\n"
+        "def other(ref):\n    return ray.get(ref)\n"
+    )
+    added = (
+        "\n\n@dataclasses.dataclass\nclass R:\n    x: 'pkg.mod.X'\n\n\n"
+        "@dataclasses.dataclass\nclass X:\n    v: np.ndarray\n"
+    )
+    files = {"pkg/__init__.py": "import json as mod\n", "pkg/mod.py": module}
+    before, derived, config = reading(tmp_path, files, module + added, declared)
+    assert derived is not None
+    assert_merged(derived, tmp_path, config, added)

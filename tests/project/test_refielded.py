@@ -491,3 +491,30 @@ def test_an_installed_class_rated_for_a_reader_alone_is_left_to_the_merge(
     assert "extpkg.outputs.Ext" in before.classes
     assert derived is None
     assert "extpkg.outputs.Ext" not in merged_facts(project, config).classes
+
+
+# `pkg/__init__.py` binds `pkg.mod` to `json`: `pkg.mod.X`, taken through that alias while
+# `X` is out of the facts to be rated anew (sorted first: `pkg.a.R`), is `json.X`, no class.
+ALIASED = (
+    "import dataclasses\n\nimport numpy as np\nimport ray\n\n\n@dataclasses.dataclass\n"
+    "class X:\n    v: np.ndarray\n\n\ndef other(ref):\n    return ray.get(ref)\n"
+)
+HOLDS_X = (
+    "import dataclasses\n\nimport ray\n\nfrom pkg.mod import X\n\n\n@dataclasses.dataclass\n"
+    "class R:\n    x: X\n"
+)
+
+
+def test_classes_rated_anew_are_names_a_name_stops_at(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keeper = KEEPER.replace("pkg.mod import Out", "pkg.a import R").replace("Out", "R")
+    files = {"pkg/__init__.py": "import json as mod\n", "pkg/a.py": HOLDS_X, "pkg/user.py": keeper}
+    edited = ALIASED.replace("    v: np.ndarray\n", "    v: np.ndarray\n    w: int\n")
+    before, derived, config = _reading(tmp_path / "facts", {**files, "pkg/mod.py": ALIASED}, edited)
+    assert derived is not None
+    assert_merged(derived, tmp_path / "facts", config, edited)
+    write_tree(tmp_path / "run", {**files, "pkg/mod.py": ALIASED})
+    mod = tmp_path / "run" / "pkg" / "mod.py"
+    _, _, full = warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
+    assert not full
