@@ -15,8 +15,10 @@ summaries the merge read of their modules, unless
   that reach a module the facts lack, or, dropped, ran through a deferred module or named an
   installed class (the merge may have read or rated it for them alone);
 - a class rated anew is in a reference cycle (its fact depends on the order the merge rates
-  in: :attr:`FactsIndex.cyclic`), or rating it meets one, or reads a class or an installed
-  file the facts lack (an installed class: the merge rates it in);
+  in: :attr:`FactsIndex.cyclic`), or rating it meets one or reads a class of one (rated
+  earlier in file order, it may enter the cycle elsewhere and change its classes' facts), or
+  reads a class or an installed file the facts lack (an installed class: the merge rates it
+  in);
 - a class whose field names change is constructed without an ``__init__`` somewhere a call's
   arguments land by the fields' order and names: a handle passed there (a slot ``attr:`` of it
   with kinds) or placed nowhere (:attr:`FactsIndex.unplaced`) may land elsewhere now;
@@ -150,8 +152,8 @@ def refield(
     if rating is None or before is None:
         return None
     probe, resolver = rating.probe, rating.resolver
-    if resolver.cyclic or len(probe.classes) != len(facts.classes):
-        return None  # (a cycle met, an installed class rated)
+    if resolver.cyclic - index.cyclic or len(probe.classes) != len(facts.classes):
+        return None  # (a cycle met or read, an installed class rated)
     if any(facts.external_files.get(path) != stamp for path, stamp in rating.files.items()):
         return None  # (an installed module read the facts do not note)
     if before.installed - rating.installed or before.files.keys() - rating.files.keys():
@@ -241,6 +243,9 @@ def _rate(
     returns: dict[str, ReturnFact] = {}
     with watched(probe) as log:
         resolver = ClassResolver(list(summaries.values()), probe, tables, external)
+        # (A class reading one of a reference cycle is marked: rated first, it may enter the
+        # cycle elsewhere than the merge did, and change its facts: found by a fuzz run.)
+        resolver.cyclic |= facts.index.cyclic if facts.index is not None else frozenset()
         for name in sorted(classes):
             resolver.resolve(name)
         if external:  # (the classes the new questions name: the merge rates them, as asked)

@@ -77,7 +77,8 @@ def derived_facts(
 def assert_merged(facts: ProjectFacts, tree: Path, config: Config, edited: str) -> None:
     """``facts`` (derived) are those of a merge of the edited ``tree``, their index a superset
     of the merge's (what was asked, the calls placed nowhere, the names spelled, the handles
-    passed in no parameter, what each class's rating was read for)."""
+    passed in no parameter, the classes rated in a cycle, what each class's rating was read
+    for)."""
     merged = merged_facts(tree, config)
     assert facts.canonical_json() == merged.canonical_json(), edited
     assert facts.index is not None and merged.index is not None
@@ -85,6 +86,7 @@ def assert_merged(facts: ProjectFacts, tree: Path, config: Config, edited: str) 
     assert merged.index.unresolved <= facts.index.unresolved
     assert merged.index.spelled <= facts.index.spelled
     assert merged.index.unplaced <= facts.index.unplaced
+    assert merged.index.cyclic <= facts.index.cyclic
     read_by = facts.index.read_by
     for name, readers in merged.index.read_by.items():
         assert readers <= read_by.get(name, frozenset()), (edited, name)

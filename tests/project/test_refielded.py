@@ -518,3 +518,29 @@ def test_classes_rated_anew_are_names_a_name_stops_at(
     mod = tmp_path / "run" / "pkg" / "mod.py"
     _, _, full = warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
     assert not full
+
+
+CYCLE_READ = (
+    "from dataclasses import dataclass\n\nimport numpy as np\nimport ray\n\n\n@dataclass\n"
+    "class Holder:\n    x: int\n\n\n@dataclass\nclass A:\n    b: 'B'\n    arr: np.ndarray\n\n\n"
+    "@dataclass\nclass B:\n    a: A\n\n\ndef fetch(ref) -> B:\n    return ray.get(ref)\n"
+)
+
+
+def test_a_field_reading_a_class_of_a_reference_cycle_is_left_to_the_merge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `Holder`, rated before `A` (file order), enters the cycle at `B` once its field names
+    # `B`: `B` is rated holding arrays then, unknown before (found by a fuzz run).
+    edited = CYCLE_READ.replace("    x: int\n", "    x: B\n")
+    files = {"pkg/__init__.py": ""}
+    before, derived, config = _reading(
+        tmp_path / "facts", {**files, "pkg/mod.py": CYCLE_READ}, edited
+    )
+    assert derived is None
+    assert (
+        merged_facts(tmp_path / "facts", config).classes["pkg.mod.B"] != before.classes["pkg.mod.B"]
+    )
+    write_tree(tmp_path / "run", {**files, "pkg/mod.py": CYCLE_READ})
+    mod = tmp_path / "run" / "pkg" / "mod.py"
+    warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
