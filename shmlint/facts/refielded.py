@@ -126,8 +126,9 @@ def refield(
     if len(edited) != len(items) or set(edited) & modules.shared:
         return None
     for item in items:
-        new = _field_names(item.module, item.shorts())
-        old = set(_field_names(item.old, item.shorts())) - set(new)
+        # (A name both versions use is followed, or not, by the closure either way.)
+        now, then = (set(_field_names(s, item.shorts())) for s in (item.module, item.old))
+        new, old = now - then, then - now
         if deferred_through(new, facts, modules.deferred, item.module) is None:
             return None
         if deferred_through(old, facts, modules.deferred, item.old) != set():

@@ -544,3 +544,33 @@ def test_a_field_reading_a_class_of_a_reference_cycle_is_left_to_the_merge(
     write_tree(tmp_path / "run", {**files, "pkg/mod.py": CYCLE_READ})
     mod = tmp_path / "run" / "pkg" / "mod.py"
     warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
+
+
+def test_a_field_beside_one_naming_another_deferred_module_is_derived(tmp_path: Path) -> None:
+    # `Out.l` names a class of `pkg.lists` (deferred, read for it): a field added beside it
+    # uses no name the closure did not follow (vLLM's `ModelRunnerOutput` and its
+    # `LogprobsLists`: merged before).
+    lists = "import dataclasses\n\n\n@dataclasses.dataclass\nclass Lists:\n    n: int\n"
+    records = (
+        "import dataclasses\n\nfrom pkg.lists import Lists\n\n\n@dataclasses.dataclass\n"
+        "class Out:\n    x: int\n    l: Lists\n"
+    )
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/lists.py": lists,
+        "pkg/records.py": records,
+        "pkg/user.py": KEEPER.replace("pkg.mod", "pkg.records"),
+    }
+    write_tree(tmp_path, files)
+    config = Config(root=tmp_path)
+    before = merged_facts(tmp_path, config)
+    assert "pkg.lists" in before.modules and "pkg.lists" in runs_of(tmp_path, config).deferred
+    path = tmp_path / "pkg" / "records.py"
+    edited = records + "    z: int = 0\n"
+    old = syntax_summary(records.encode(), str(path), config)
+    path.write_text(edited)
+    new = syntax_summary(edited.encode(), str(path), config)
+    assert old is not None and new is not None
+    facts = derived_facts(before, old, new, ([], []), tmp_path, config)
+    assert facts is not None
+    assert_merged(facts, tmp_path, config, edited)
