@@ -182,3 +182,24 @@ def warm_after(
     merges = list(full)
     assert findings(root, capsys, "--no-cache") == warm
     return before, warm, merges
+
+
+def read_and_run(
+    root: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    edited: str,
+    read: Callable[..., Any],
+) -> tuple[ProjectFacts, ProjectFacts | None, list[object], list[object], list[int]]:
+    """The edit of ``pkg/mod.py`` to ``edited`` in ``files``, twice: its facts (``reading``,
+    under ``root/facts``: the last ones, and those derived, held to a merge's when derived),
+    and a run (``warm_after``, under ``root/run``: the findings before and after, and the
+    full runs it made)."""
+    before, derived, config = reading(root / "facts", files, edited, read)
+    if derived is not None:
+        assert_merged(derived, root / "facts", config, edited)
+    write_tree(root / "run", files)
+    mod = root / "run" / "pkg" / "mod.py"
+    quiet, warm, full = warm_after(root / "run", capsys, monkeypatch, [(mod, edited)])
+    return before, derived, quiet, warm, full

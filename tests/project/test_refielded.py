@@ -29,6 +29,7 @@ from tests.project.merged import (
     derived_facts,
     merged_facts,
     questions_of,
+    read_and_run,
     reading,
     runs_of,
     warm_after,
@@ -451,13 +452,12 @@ def test_a_class_is_rated_as_a_class_not_rated_yet_is_named(
 ) -> None:
     files = {"pkg/__init__.py": "from pkg.sub import sub\n", "pkg/sub.py": SHADOWED}
     edited = READER.replace("    x: X\n", "    x: X\n    z: int\n")
-    before, derived, config = _reading(tmp_path / "facts", {**files, "pkg/mod.py": READER}, edited)
+    files["pkg/mod.py"] = READER
+    before, derived, *_ = read_and_run(
+        tmp_path, capsys, monkeypatch, files, edited, refielded_classes
+    )
     assert before.classes["pkg.mod.R"].evidence is before.classes["pkg.sub.X"].evidence
     assert derived is not None
-    assert_merged(derived, tmp_path / "facts", config, edited)
-    write_tree(tmp_path / "run", {**files, "pkg/mod.py": READER})
-    mod = tmp_path / "run" / "pkg" / "mod.py"
-    warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
 
 
 HOLDER = (
@@ -511,13 +511,11 @@ def test_classes_rated_anew_are_names_a_name_stops_at(
     keeper = KEEPER.replace("pkg.mod import Out", "pkg.a import R").replace("Out", "R")
     files = {"pkg/__init__.py": "import json as mod\n", "pkg/a.py": HOLDS_X, "pkg/user.py": keeper}
     edited = ALIASED.replace("    v: np.ndarray\n", "    v: np.ndarray\n    w: int\n")
-    before, derived, config = _reading(tmp_path / "facts", {**files, "pkg/mod.py": ALIASED}, edited)
-    assert derived is not None
-    assert_merged(derived, tmp_path / "facts", config, edited)
-    write_tree(tmp_path / "run", {**files, "pkg/mod.py": ALIASED})
-    mod = tmp_path / "run" / "pkg" / "mod.py"
-    _, _, full = warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
-    assert not full
+    files["pkg/mod.py"] = ALIASED
+    _, derived, _, _, full = read_and_run(
+        tmp_path, capsys, monkeypatch, files, edited, refielded_classes
+    )
+    assert derived is not None and not full
 
 
 CYCLE_READ = (
@@ -533,17 +531,13 @@ def test_a_field_reading_a_class_of_a_reference_cycle_is_left_to_the_merge(
     # `Holder`, rated before `A` (file order), enters the cycle at `B` once its field names
     # `B`: `B` is rated holding arrays then, unknown before (found by a fuzz run).
     edited = CYCLE_READ.replace("    x: int\n", "    x: B\n")
-    files = {"pkg/__init__.py": ""}
-    before, derived, config = _reading(
-        tmp_path / "facts", {**files, "pkg/mod.py": CYCLE_READ}, edited
+    files = {"pkg/__init__.py": "", "pkg/mod.py": CYCLE_READ}
+    before, derived, *_ = read_and_run(
+        tmp_path, capsys, monkeypatch, files, edited, refielded_classes
     )
     assert derived is None
-    assert (
-        merged_facts(tmp_path / "facts", config).classes["pkg.mod.B"] != before.classes["pkg.mod.B"]
-    )
-    write_tree(tmp_path / "run", {**files, "pkg/mod.py": CYCLE_READ})
-    mod = tmp_path / "run" / "pkg" / "mod.py"
-    warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
+    merged = merged_facts(tmp_path / "facts", Config(root=tmp_path / "facts"))
+    assert merged.classes["pkg.mod.B"] != before.classes["pkg.mod.B"]
 
 
 def test_a_field_beside_one_naming_another_deferred_module_is_derived(tmp_path: Path) -> None:

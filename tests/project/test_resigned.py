@@ -27,6 +27,7 @@ from tests.project.merged import (
     findings,
     merged_facts,
     questions_of,
+    read_and_run,
     reading,
     warm_after,
     write_tree,
@@ -208,13 +209,10 @@ def test_a_return_fact_another_file_asked_for_is_derived_and_that_file_replanned
     )
     files = {"pkg/__init__.py": "", "pkg/mod.py": module, "pkg/user.py": user}
     edited = module.replace(" -> int", "")
-    before, derived, config = _reading(tmp_path / "facts", files, edited)
-    assert derived is not None
-    assert_merged(derived, tmp_path / "facts", config, edited)
-    write_tree(tmp_path / "run", files)
-    mod = tmp_path / "run" / "pkg" / "mod.py"
-    quiet, warm, full = warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
-    assert not full and warm != quiet
+    _, derived, quiet, warm, full = read_and_run(
+        tmp_path, capsys, monkeypatch, files, edited, resigned_functions
+    )
+    assert derived is not None and not full and warm != quiet
 
 
 def test_a_return_fact_nobody_asked_for_is_derived(tmp_path: Path) -> None:
@@ -299,13 +297,10 @@ def test_a_return_fact_of_a_method_an_actor_inherits_is_derived(
     # `worker.run.remote()` asks what an actor's `run` returns by its last name (``m:``).
     files = {"pkg/__init__.py": "", "pkg/mod.py": BASE, "pkg/worker.py": WORKER}
     edited = BASE.replace("-> int", "-> np.ndarray")
-    before, derived, config = _reading(tmp_path / "facts", files, edited)
-    assert derived is not None
-    assert_merged(derived, tmp_path / "facts", config, edited)
-    write_tree(tmp_path / "run", files)
-    mod = tmp_path / "run" / "pkg" / "mod.py"
-    quiet, warm, full = warm_after(tmp_path / "run", capsys, monkeypatch, [(mod, edited)])
-    assert not full and warm != quiet
+    _, derived, quiet, warm, full = read_and_run(
+        tmp_path, capsys, monkeypatch, files, edited, resigned_functions
+    )
+    assert derived is not None and not full and warm != quiet
 
 
 GUARDED = (
