@@ -15,9 +15,13 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable, Container, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from shmlint.basics.names import dotted_name
 from shmlint.facts.summary import ModuleSummary
+
+if TYPE_CHECKING:
+    from shmlint.facts.model import ProjectFacts
 
 
 @functools.lru_cache(maxsize=8192)
@@ -208,3 +212,61 @@ class _Defined:
         if used is None:
             used = self._used[short] = tuple(_class_names(self.summary, self.imports, short))
         return used
+
+
+def reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]) -> bool:
+    """Whether following ``names`` as the merge's closure does (:func:`close`: through the
+    deferred modules, by what each imports for the next part) reaches a deferred module the
+    facts lack, or a class of a deferred module (whose bases and fields it would follow:
+    refused without reading them)."""
+    return deferred_through(names, facts, deferred) is None
+
+
+def deferred_through(
+    names: Iterable[str],
+    facts: ProjectFacts,
+    deferred: set[str],
+    own: ModuleSummary | None = None,
+) -> set[str] | None:
+    """The deferred modules following ``names`` as the merge's closure does runs through (as
+    :func:`reaches_unread` follows them); None when that reaches a module the facts lack or a
+    class of a deferred module. ``own``: a module whose imports and classes are followed as
+    it has them (its classes' bases and fields too), left out of the result with the
+    packages on the way to it (any name reaching it runs through them)."""
+    imports = dict(own.imports) if own is not None else {}
+    found: set[str] = set()
+    todo = list(names)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        for cut in range(1, len(parts) + 1):
+            module = ".".join(parts[:cut])
+            if module not in deferred:
+                continue
+            if module not in facts.modules:
+                return None  # (the closure would read it)
+            if cut == len(parts):
+                continue
+            head, tail = parts[cut], parts[cut + 1 :]
+            if own is not None and module == own.module:
+                target = imports.get(head)
+                if target is not None:
+                    todo.append(".".join([target, *tail]))
+                todo += class_names(own, head)
+                continue
+            if own is not None and own.module.startswith(f"{module}.{head}"):
+                if own.module.split(".")[cut] == head:
+                    continue  # (a package above it, on the way to it)
+            found.add(module)
+            if f"{module}.{head}" in facts.classes:
+                return None
+            target = facts.aliases.get(f"{module}.{head}")
+            if target is not None:
+                followed = ".".join([target, *tail])
+                if followed.count(".") < MOST_PARTS:  # (as the closure bounds it)
+                    todo.append(followed)
+    return found

@@ -41,10 +41,15 @@ from shmlint.facts.added import (
     added_functions,
     asked_functions,
     bodies,
-    reaches_unread,
 )
 from shmlint.facts.classes import ClassResolver
-from shmlint.facts.closure import asked_classes, class_names, question_names, used_names
+from shmlint.facts.closure import (
+    asked_classes,
+    class_names,
+    question_names,
+    reaches_unread,
+    used_names,
+)
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import kept_reads
 from shmlint.facts.model import ProjectFacts

@@ -40,9 +40,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from shmlint.facts.added import Growth, Runs, asked_functions, deferred_through, reaches_unread
+from shmlint.facts.added import Growth, Runs, asked_functions
 from shmlint.facts.classes import ClassResolver
-from shmlint.facts.closure import asked_classes, class_names, question_names
+from shmlint.facts.closure import (
+    asked_classes,
+    class_names,
+    deferred_through,
+    question_names,
+    reaches_unread,
+)
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import kept_reads
 from shmlint.facts.lookups import watched
