@@ -1,9 +1,11 @@
 """A project run whose facts derive from the last run's (shmlint/run/incremental.py): when the
-changed files only moved lines (shmlint/facts/moved.py) or added functions nothing looked up
-(shmlint/facts/added.py), the facts are the last ones relined and knowing the names, stored as
-that derivation; phase 2 re-checks what it re-checked last time, each file keeping its last
-result where its logged lookups are answered the same, and the changed files the new facts
-send there."""
+changed files only moved lines (shmlint/facts/moved.py) or made one kind of edit a derivation
+takes (functions added nothing looked up, shmlint/facts/added.py; and the others of
+:data:`DERIVATIONS`), the facts are the last ones relined and changed by it, stored as that
+derivation; phase 2 re-checks what it re-checked last time, each file keeping its last result
+where its logged lookups are answered the same, the changed files the new facts send there,
+and (after an edit that changes answers other files asked for: :data:`REPLANNED`) the files
+whose plan the new answers change (shmlint/run/replan.py)."""
 
 from __future__ import annotations
 
@@ -200,14 +202,14 @@ def check_derived(
     jobs: int,
     prefilter: bool,
 ) -> tuple[list[FileResult], list[Stat | None], RunTrace] | None:
-    """The run when changed files only moved lines, or made one kind of growth nothing looked
-    up (``change``: functions added, removed or renamed, imports and classes added): the last
-    facts relined and knowing (or forgetting) the names, stored under this run's keys;
-    phase 2 on the files it re-checked last time (an unchanged file asks what it asked, and an
-    answer naming a moved line differed from its own then, as it does now; none asked about an
-    added name) and on the changed files the new facts send there. A file whose lookups in
-    the last facts these answer the same keeps its last result (``check_files``'
-    ``earlier``)."""
+    """The run when changed files only moved lines, or made one kind of edit a derivation
+    takes (``change``): the last facts relined and changed by it, stored under this run's
+    keys; phase 2 on the files it re-checked last time (an unchanged file asks what it asked,
+    and an answer naming a moved line differed from its own then, as it does now; none asked
+    about an added name), on the changed files the new facts send there, and, after an edit
+    of :data:`REPLANNED`, on the unchanged files whose questions the new facts answer
+    otherwise, decided again from their phase-1 entries. A file whose lookups in the last
+    facts these answer the same keeps its last result (``check_files``' ``earlier``)."""
     facts_key = facts_key_of(keys)
     # These keys' facts may be stored already (an edit undone): never stored over, taken when
     # they read the installed files the last facts read, unchanged.
