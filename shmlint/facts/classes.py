@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterable
 
 from shmlint.basics.names import dotted_name
 from shmlint.basics.stamps import stale
@@ -159,7 +160,7 @@ class ClassResolver:
             self.infos.setdefault(name, self.infos[real])  # a re-export
         self.locals.setdefault(summary.module, _own_names(summary))
 
-    def _note(self, reader: str, read: set[str]) -> None:
+    def _note(self, reader: str, read: Iterable[str]) -> None:
         """Note that rating ``reader`` read the classes named ``read``."""
         for name in read:
             self.read_by.setdefault(name, set()).add(reader)
@@ -185,7 +186,7 @@ class ClassResolver:
             if not self.in_progress:
                 self._returns[key] = known
         if function:
-            self._note(f"ret:{function}", set(known[2]))
+            self._note(f"ret:{function}", known[2])
         if self._reading:  # (rated while rating a class: that class read these too)
             self._reading[-1].update(known[2])
         return known[1]

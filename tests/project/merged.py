@@ -3,6 +3,7 @@ merge of the whole edited tree gives, on every project fixture's tree."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from collections import Counter
@@ -26,6 +27,15 @@ from tests.fixture_markers import FIXTURES
 from tests.speed.test_incremental import _full_runs as full_runs
 
 PROJECT_TREES = sorted((FIXTURES / "project").iterdir())
+
+
+def parses(text: str) -> bool:
+    """Whether ``text`` is Python (an edit a test generated may not be)."""
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
 
 
 def merged_facts(tree: Path, config: Config) -> ProjectFacts:

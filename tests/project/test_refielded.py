@@ -28,6 +28,7 @@ from tests.project.merged import (
     copied,
     derived_facts,
     merged_facts,
+    parses,
     questions_of,
     read_and_run,
     reading,
@@ -77,15 +78,7 @@ def field_edits(text: str) -> list[str]:
             if len(node.body) == 1:
                 rest.insert(start, f"{indent}pass\n")
             edits.append("".join(rest))
-    return [edit for edit in edits if _parses(edit)]
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
+    return [edit for edit in edits if parses(edit)]
 
 
 def test_facts_after_fields_changed_are_the_merged_facts(tmp_path: Path) -> None:

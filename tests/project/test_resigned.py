@@ -26,6 +26,7 @@ from tests.project.merged import (
     derived_facts,
     findings,
     merged_facts,
+    parses,
     questions_of,
     read_and_run,
     reading,
@@ -93,15 +94,7 @@ def signature_edits(text: str) -> list[str]:
             colon = _header_colon(text, start)
             if colon is not None:
                 edits.append(f"{text[:colon]} -> int{text[colon:]}")
-    return [edit for edit in edits if _parses(edit)]
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
+    return [edit for edit in edits if parses(edit)]
 
 
 def _summary(text: str) -> ModuleSummary:
