@@ -5,7 +5,8 @@ and a warm run that re-checks one edited file against the facts of the last run 
 most of its time loading them. But an analysis reads the facts only through a few tables,
 one key at a time: canonical names (and the aliases, classes and functions behind them),
 classes, functions, return facts, remote functions, the handle kinds of slots, actor methods,
-plus the small table of functions returning reads. :func:`watched` records every key a
+the functions returning reads, plus the small index of those by last name. :func:`watched`
+records every key a
 file's analysis looks up, with what it found; :func:`replayed` builds facts whose tables
 answer those keys from the record and load the whole facts (once, through ``load``) for any
 other key. The analysis is a function of the answers it gets, so a re-check of the edited
@@ -22,10 +23,10 @@ from typing import Any, cast
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import (
     decode_class,
-    decode_reads,
+    decode_read,
     decode_return,
     encode_class,
-    encode_reads,
+    encode_read,
     encode_return,
 )
 
@@ -40,6 +41,9 @@ TABLES = (
     "returns",
     "remote",
     "actor_methods",
+    # (By key too: a read's line moved by an edit of its module is another answer only to the
+    # files that looked that reader up, which cite it.)
+    "returned_reads",
 )
 _ABSENT = object()
 # The tables that are sets: a lookup finds membership (logged as ``True``).
@@ -62,13 +66,10 @@ class LookupLog:
 
 
 def shared_json(facts: ProjectFacts) -> dict[str, Any]:
-    """The small tables of ``facts`` a replay of any file's log needs whole: the functions
-    returning reads and their index (one per facts, not per log)."""
+    """What of ``facts`` a replay of any file's log needs whole: the index of the functions
+    returning reads by last name (one per facts, not per log)."""
     functions, methods = facts.reader_index()
-    return {
-        "returned_reads": encode_reads(facts.returned_reads),
-        "readers": [sorted(functions), {m: sorted(n) for m, n in sorted(methods.items())}],
-    }
+    return {"readers": [sorted(functions), {m: sorted(n) for m, n in sorted(methods.items())}]}
 
 
 class _Watch:
@@ -116,6 +117,7 @@ class _Watch:
 def watched(facts: ProjectFacts) -> Iterator[LookupLog]:
     """Record the lookups made in ``facts`` inside the block (one file's analysis)."""
     log = LookupLog()
+    facts.reader_index()  # (built by walking ``returned_reads``: once, not in a file's log)
     saved = {table: getattr(facts, table) for table in TABLES}
     for table, value in saved.items():
         setattr(facts, table, _Watch(value, log.seen[table], log, table in _MEMBERS))
@@ -206,7 +208,6 @@ def replayed(
             else:
                 known[str(key)] = _decode(table, key, value)
         setattr(facts, table, _Partial(table, known, absent, loader))
-    facts.returned_reads = decode_reads(shared["returned_reads"])
     functions, methods = shared["readers"]
     facts.set_reader_index(
         frozenset(map(str, functions)), {str(m): frozenset(n) for m, n in methods.items()}
@@ -250,6 +251,7 @@ _CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[str, Any], Any]]] = {
     "returns": (encode_return, lambda key, value: decode_return(value)),
     "slot_kinds": (sorted, lambda key, value: frozenset(value)),
     "actor_methods": (list, lambda key, value: tuple(value)),
+    "returned_reads": (encode_read, lambda key, value: decode_read(value)),
     "functions": (lambda value: True, lambda key, value: True),
     "remote": (lambda value: True, lambda key, value: True),
 }

@@ -108,14 +108,21 @@ def decode_return(data: list[Any]) -> ReturnFact:
     return ReturnFact(Evidence[data[0]], str(data[1]), bool(data[2]), tuple(data[3]))
 
 
+def encode_read(r: ReadChain) -> list[Any]:
+    """One entry of ``returned_reads`` as JSON."""
+    return [r.kind.value, r.path, r.line, list(r.via)]
+
+
+def decode_read(r: list[Any]) -> ReadChain:
+    """The inverse of :func:`encode_read`."""
+    return ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
+
+
 def encode_reads(reads: dict[str, ReadChain]) -> dict[str, list[Any]]:
     """``returned_reads`` as JSON."""
-    return {name: [r.kind.value, r.path, r.line, list(r.via)] for name, r in sorted(reads.items())}
+    return {name: encode_read(r) for name, r in sorted(reads.items())}
 
 
 def decode_reads(data: dict[str, list[Any]]) -> dict[str, ReadChain]:
     """The inverse of :func:`encode_reads`."""
-    return {
-        name: ReadChain(SourceKind(r[0]), str(r[1]), int(r[2]), tuple(r[3]))
-        for name, r in data.items()
-    }
+    return {name: decode_read(r) for name, r in data.items()}

@@ -242,15 +242,22 @@ def check_derived(
                 askers = cache.get_askers(last.askers) if last.askers else None
                 if askers is None:
                     return None
-    differing = None  # (the classes relined facts change: all they change)
+    differing = None  # (the classes and reads relined facts change: all they change)
     if stored is not None:
         facts = stored
     else:
         assert old is not None and relined_facts is not None
         facts = relined_facts if growth is None else growth.applied(relined_facts, old.index)
         if growth is None:
-            classes = old.classes
-            differing = frozenset(n for n, f in facts.classes.items() if f is not classes.get(n))
+            classes, reads = old.classes, old.returned_reads
+            differing = {
+                "classes": frozenset(
+                    n for n, f in facts.classes.items() if f is not classes.get(n)
+                ),
+                "returned_reads": frozenset(
+                    n for n, r in facts.returned_reads.items() if r is not reads.get(n)
+                ),
+            }
         if facts is old:  # no line they carry moved: the same facts, under the last key
             facts_key = last.facts_key
         else:

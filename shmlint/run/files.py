@@ -65,13 +65,14 @@ def check_files(
     prefilter: bool = True,
     facts: ProjectFacts | None = None,
     earlier: Cache | None = None,
-    differing: frozenset[str] | None = None,
+    differing: dict[str, frozenset[str]] | None = None,
 ) -> list[FileResult]:
     """Check ``(path, display)`` pairs (phase 2 with ``facts``); results in input order.
     ``earlier``: the cache of phase 2 against other facts (the last run's), whose result for
     the same bytes stands when the facts answer its logged lookups the same; ``differing``:
-    when the facts are those relined (shmlint/facts/moved.py), the classes whose facts
-    differ from theirs — all that differs (their other tables, and the names, are the same)."""
+    when the facts are those relined (shmlint/facts/moved.py), the classes and the readers
+    (by table) whose facts differ from theirs — all that differs (their other tables, and
+    the names, are the same)."""
     results: list[FileResult | None] = [None] * len(files)
     todo: list[tuple[int, str, bytes]] = []  # (index, display, data)
     reuse = None
@@ -111,7 +112,10 @@ class _Reuse:
     only the files it can change."""
 
     def __init__(
-        self, earlier: Cache, facts: ProjectFacts, differing: frozenset[str] | None = None
+        self,
+        earlier: Cache,
+        facts: ProjectFacts,
+        differing: dict[str, frozenset[str]] | None = None,
     ) -> None:
         self.earlier, self.facts, self.differing = earlier, facts, differing
         shared = earlier.get_lookups(earlier.lookups_key(""))
@@ -134,7 +138,8 @@ class _Reuse:
             if self.differing is not None:
                 # (Every other lookup is answered as the earlier facts answered it: so was
                 # the log made, or kept because they answered it the same.)
-                if not self.differing.isdisjoint(log["tables"]["classes"]):
+                tables = log["tables"]
+                if any(not keys.isdisjoint(tables[t]) for t, keys in self.differing.items()):
                     return None
             elif not answers_same(log, self.facts):
                 return None

@@ -789,6 +789,37 @@ def test_moved_lines_and_an_installed_class_that_changed(
     assert "holds arrays (`x`)" not in str(_check(tree, capsys, *cache))
 
 
+def test_lines_moved_above_a_reader_recheck_only_the_files_that_looked_it_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines moved in a module defining a reader: the read's line is another answer only to
+    the files that looked that reader up (a finding there cites it); another file phase 2
+    re-checked keeps its result (it re-checked all of them: 2 s on the ray wheel)."""
+    tree = tmp_path / "tree"
+    modules = {
+        "__init__.py": "",
+        "records.py": "import numpy as np\nimport ray\n\n\nclass Out:\n    x: np.ndarray\n",
+        "reads.py": READS,
+        "use.py": KEEPS,
+        "apart.py": "import ray\n\nfrom pkg.records import Out\n\n\nclass Holder:\n"
+        "    def hold(self, ref) -> None:\n        self.kept: Out = ray.get(ref)\n",
+    }
+    for name, text in modules.items():
+        (tree / "pkg").mkdir(parents=True, exist_ok=True)
+        (tree / "pkg" / name).write_text(text)
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    before = _check(tree, capsys, *cache)
+    assert "pkg/reads.py:6)" in str(before)
+    reads = tree / "pkg" / "reads.py"
+    reads.write_text("# a line\n" + reads.read_text())
+    full, analysed = _full_runs(monkeypatch), _phase_two_analyses(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert not full
+    assert "use.py" in analysed and "apart.py" not in analysed
+    assert "pkg/reads.py:7)" in str(warm)
+    assert warm == _check(tree, capsys, "--no-cache")
+
+
 def test_lines_moved_recheck_only_the_files_whose_lookups_name_a_moved_class(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -148,8 +148,8 @@ def test_replayed_facts_can_be_watched_again() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_relined_facts_answer_a_log_otherwise_when_it_names_a_relined_class(case: Path) -> None:
     """What a run that relines the facts decides a kept result by (``check_files``'
-    ``differing``): a log is answered the same unless it names a class whose fact relining
-    changed. Each module's carried lines moved down one in turn."""
+    ``differing``): a log is answered the same unless it names a class or a reader whose
+    fact relining changed. Each module's carried lines moved down one in turn."""
     from shmlint.facts.moved import relined
 
     config, files, facts = _project(case)
@@ -165,9 +165,15 @@ def test_relined_facts_answer_a_log_otherwise_when_it_names_a_relined_class(case
         moved = relined(facts, {path: {line: line + 1 for line in lines}})
         assert moved is not None
         moved._canonical.clear()
-        differing = {n for n, f in moved.classes.items() if f is not facts.classes.get(n)}
+        differing = {
+            "classes": {n for n, f in moved.classes.items() if f is not facts.classes.get(n)},
+            "returned_reads": {
+                n for n, r in moved.returned_reads.items() if r is not facts.returned_reads.get(n)
+            },
+        }
         for log in logs:
-            named = not differing.isdisjoint(log["tables"]["classes"])  # type: ignore[index]
+            tables = log["tables"]
+            named = any(not keys.isdisjoint(tables[t]) for t, keys in differing.items())  # type: ignore[index]
             assert answers_same(log, moved) is not named
             changed += named
     assert changed or case.name != "payloads"  # (the test saw logs it changed)
