@@ -4,10 +4,11 @@ lines.
 
 A function added to a module (a helper, the commonest edit after a line inserted) made the
 merge of the whole tree run again: 1.4 s on the ray wheel. What the merge does with it, when its
-body gives no handle kind and passes on only its parameters (no read, no other function's
-result), is to know its name (``ProjectFacts.functions``), its parameters (where a call's
-arguments land) and what its annotation, written or inferred, says it returns (rated in its
-module against the classes the facts hold). Everything else the merge gives is the same, unless
+body gives no handle kind and takes nothing the merge passes on from elsewhere (no read, no
+other slot's kind, no result of a function that may return a read: shmlint/facts/quiet.py),
+is to know its name (``ProjectFacts.functions``), its parameters (where a call's arguments
+land) and what its annotation, written or inferred, says it returns (rated in its module
+against the classes the facts hold). Everything else the merge gives is the same, unless
 
 - another module's call lands in its parameters now (its callee is in
   :attr:`FactsIndex.unresolved`: the calls the last merge placed nowhere), or another file
@@ -44,6 +45,7 @@ from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import FactsIndex, decode_read_by, encode_read_by, kept_reads
 from shmlint.facts.lookups import LookupLog, watched
 from shmlint.facts.model import ProjectFacts, realias
+from shmlint.facts.quiet import owns, takes_nothing
 from shmlint.facts.records import (
     ClassFact,
     ReturnFact,
@@ -71,6 +73,9 @@ class Runs:
 
     deferred: set[str]  # the modules phase 1 did not analyse (the closure reads them)
     shared: set[str]  # the module names several files claim
+    # The words the last full run's merge looked for (``flow.caller_words``: the last names
+    # of the functions that may return a read): what bodies take is checked against them.
+    callers: frozenset[str]
     # The summary the merge read of the module at a path (None: not at hand), for what is
     # rated anew (shmlint/facts/refielded.py).
     summaries: Callable[[str], ModuleSummary | None] | None = None
@@ -98,12 +103,16 @@ def added_functions(
     old_questions: list[str],
     new_questions: list[str],
     init: bool = False,
+    calls: Iterable[CallFlow] | None = None,
 ) -> Added | None:
-    """The functions ``new`` adds to ``old`` when that is all it adds: their names, flows and
-    calls in their own names only, no handle kind, no read, no class question, no dunder
-    method (``init``: but ``__init__``, whose parameters a change in place may change:
-    shmlint/facts/resigned.py); None otherwise (``summary`` still to be compared with
-    ``old`` for lines)."""
+    """The functions ``new`` adds to ``old`` when that is all it adds: their names, the flows
+    into their slots, the calls ``new`` makes that ``old`` does not (``calls``: those to
+    take instead, when ``old`` is not the module's other version), no handle kind, no read,
+    no class question, no dunder method (``init``: but ``__init__``, whose parameters a
+    change in place may change: shmlint/facts/resigned.py); None otherwise (``summary``
+    still to be compared with ``old`` for lines). What the flows and calls take from
+    elsewhere is the derivations' to check (shmlint/facts/quiet.py): a call names no
+    caller, and the merge places its argument whichever body made it."""
     known = {f.name for f in old.functions}
     functions = tuple(f for f in new.functions if f.name not in known)
     names = tuple(f.name for f in functions)
@@ -121,36 +130,24 @@ def added_functions(
             return None
         if last.startswith("__") and last != "__init__":
             return None
-    own = _Own(names)
-    flows = tuple(f for f in new.flows if own.slot(f.target) and own.parameters(f.origins))
-    calls = tuple(c for c in new.calls if c.origins and own.parameters(c.origins))
-    if any(f.kinds for f in flows) or any(c.kinds for c in calls):
+    own = owns(names)
+    flows = tuple(f for f in new.flows if own(f.target))
+    if calls is None:
+        made = set(old.calls)
+        calls = (c for c in new.calls if c not in made)
+    taken = frozenset(calls)
+    calls = tuple(c for c in new.calls if c in taken)  # (in the module's order)
+    if any(f.kinds for f in flows) or any(c.kinds for c in taken):
         return None
     summary = dataclasses.replace(
         new,
         functions=tuple(f for f in new.functions if f.name not in names),
         flows=tuple(f for f in new.flows if f not in flows),
-        calls=tuple(c for c in new.calls if c not in calls),
+        calls=tuple(c for c in new.calls if c not in taken),
     )
     if _spells(new, names):
         return None
     return Added(summary, new, functions, flows, calls, questions)
-
-
-class _Own:
-    """The slots of the added functions: their parameters and what they return."""
-
-    def __init__(self, names: tuple[str, ...]) -> None:
-        self.returns = {f"ret:{name}" for name in names}
-        self.params = tuple(f"param:{name}." for name in names)
-
-    def slot(self, slot: str) -> bool:
-        return slot in self.returns or slot.startswith(self.params)
-
-    def parameters(self, slots: Iterable[str]) -> bool:
-        """Whether ``slots`` are all parameters of the added functions (what their bodies
-        pass on: a call of an added function elsewhere has its ``ret:`` slot)."""
-        return all(slot.startswith(self.params) for slot in slots)
 
 
 def _spells(summary: ModuleSummary, names: tuple[str, ...]) -> bool:
@@ -193,6 +190,13 @@ def stands(
         if name not in replaced and (name in index.unresolved or name in index.asked):
             return False
     return not reaches_unread(used_names(bodies(added), added.questions), facts, deferred)
+
+
+def quiet(added: Added, facts: ProjectFacts, modules: Runs) -> bool:
+    """Whether what the functions' bodies take from elsewhere gives ``facts`` nothing to
+    pass on (:func:`shmlint.facts.quiet.takes_nothing`)."""
+    names, flows, calls = added.names, added.flows, added.calls
+    return takes_nothing(names, flows, calls, facts, modules.callers)
 
 
 def bodies(added: Added) -> ModuleSummary:
@@ -355,10 +359,12 @@ def grow(
 ) -> Growth | None:
     """What ``facts`` gain from the functions ``additions`` add, and their index from what
     those ask and call; None when the facts do not take them by their names alone
-    (:func:`stands`, :func:`rated_returns`)."""
+    (:func:`stands`, :func:`quiet`, :func:`rated_returns`)."""
     index = facts.index
     deferred, shared = modules.deferred, modules.shared
-    if index is None or not all(stands(a, facts, index, deferred, shared) for a in additions):
+    if index is None or not all(
+        stands(a, facts, index, deferred, shared) and quiet(a, facts, modules) for a in additions
+    ):
         return None
     returns: dict[str, ReturnFact] = {}
     read_by: dict[str, set[str]] = {}

@@ -22,8 +22,9 @@ merge gives is the same, unless
   a class whose facts depend on the order the merge rates classes in (a reference cycle:
   :attr:`FactsIndex.cyclic`; a class added earlier in file order enters the cycle elsewhere);
 - a class is an actor, or has methods the facts would not take as functions added
-  (:func:`shmlint.facts.added.added_functions`: no handle kind, nothing but their own
-  parameters passed on, no dunder method).
+  (:func:`shmlint.facts.added.added_functions`: no handle kind, nothing taken from elsewhere
+  that the merge passes on, through the new names too: shmlint/facts/quiet.py; no dunder
+  method).
 
 ``tests/project/test_declared.py`` compares such facts with a merge of the edited tree on every
 project fixture, and has a case for each way the names could have been reached.
@@ -41,6 +42,7 @@ from shmlint.facts.added import (
     added_functions,
     asked_functions,
     bodies,
+    quiet,
 )
 from shmlint.facts.classes import ClassResolver
 from shmlint.facts.closure import (
@@ -164,6 +166,8 @@ def declare(
     )
     # One resolver, the classes first and in file order, as the merge rates them (a class of
     # one edited module may name another's).
+    if not all(quiet(added, probe, modules) for added in methods):
+        return None  # (what their bodies take from elsewhere, through the new names too)
     resolver = ClassResolver([item.module for item in declarations], probe, tables, external)
     resolver.cyclic |= index.cyclic
     classes: dict[str, ClassFact] = {}

@@ -3,9 +3,10 @@
 
 Deleting a helper made the merge of the whole tree run again (1.5 s on the ray wheel). When
 adding the function to the edited tree would have been an edit the facts take by its names
-alone (``added.stands``: nothing looked the name up or meant it, its body gives no handle
-kind and passes on only its parameters), the facts of the tree with it are the facts without
-it plus its name and return fact; so the facts without it are the last ones minus those.
+alone (``added.stands``: nothing looked the name up or meant it; ``added.quiet``: its body
+gives no handle kind and takes nothing the merge passes on), the facts of the tree with it are
+the facts without it plus its name and return fact; so the facts without it are the last ones
+minus those.
 That holds only if the facts without it are what ``stands`` was checked against, so removal
 asks more of the function than addition does, all of it read from the last facts:
 
@@ -34,6 +35,7 @@ from shmlint.facts.added import (
     added_functions,
     bodies,
     grow,
+    quiet,
     rate_returns,
     stands,
 )
@@ -68,6 +70,8 @@ def shrink(
     for removal in removals:
         if not stands(removal, without, index, deferred, modules.shared):
             return None
+        if not quiet(removal, facts, modules):
+            return None  # (what it took from elsewhere: the merge passed it on)
         if reaches_deferred(used_names(bodies(removal), removal.questions), deferred):
             return None
         if rates_unanalysed_class(removal, without, tables, external, analysed):
@@ -156,8 +160,11 @@ def replaced(
     without_new = dataclasses.replace(
         new, functions=tuple(f for f in new.functions if f.name not in came)
     )
-    removed = added_functions(without_old, old, middle, old_questions, init)
-    added = added_functions(without_new, new, middle, new_questions, init)
+    # The calls one version makes and the other does not: the changed bodies' (a call names
+    # no caller; the middle keeps those both make).
+    old_calls, new_calls = set(old.calls), set(new.calls)
+    removed = added_functions(without_old, old, middle, old_questions, init, old_calls - new_calls)
+    added = added_functions(without_new, new, middle, new_questions, init, new_calls - old_calls)
     if removed is None or added is None:
         return None
     return Renamed(removed, added)

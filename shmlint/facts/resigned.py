@@ -5,8 +5,9 @@ return annotation written or changed, a body passing its parameters on otherwise
 Such an edit changed nothing the module offers by name, yet made the merge of the whole tree
 run again (1.4 s on the ray wheel), since nothing else it takes keeps a name and changes what
 it means. When the function, before and after, is one the facts take by its names alone
-(:func:`shmlint.facts.added.added_functions`: no handle kind in its body, nothing but its own
-parameters passed on, no read, no dunder but ``__init__``, not remote), the merge gives for it
+(:func:`shmlint.facts.added.added_functions`: no handle kind in its body, nothing taken from
+elsewhere that the merge passes on (shmlint/facts/quiet.py), no read, no dunder but
+``__init__``, not remote), the merge gives for it
 only its name, where calls' arguments (a constructor's, for ``__init__``) land in its
 parameters and its return fact (and, for an actor's method, inherited or of a class made an
 actor elsewhere, its name among the actor's methods). So the facts of the edited tree are the
@@ -44,6 +45,7 @@ from shmlint.facts.added import (
     Runs,
     bodies,
     indexed,
+    quiet,
     rated_returns,
     stands,
 )
@@ -65,16 +67,16 @@ Shape = tuple[object, ...]
 
 def _shapes(summary: ModuleSummary) -> dict[str, Shape]:
     """Each function of ``summary`` as the merge sees it, lines aside: its signature, the
-    flows into its own slots from its own parameters and the calls passing those on (of a
-    name defined twice, the last definition: the merge rates the last annotated one)."""
+    flows into its own slots and the calls passing its parameters on (of a name defined
+    twice, the last definition: the merge rates the last annotated one). (A call passing
+    only what the body took elsewhere names no caller: it differs in none of them.)"""
     shapes: dict[str, Shape] = {}
     for info in summary.functions:
         params, result = f"param:{info.name}.", f"ret:{info.name}"
         flows = [
             flow
             for flow in summary.flows
-            if (flow.target == result or flow.target.startswith(params))
-            and all(origin.startswith(params) for origin in flow.origins)
+            if flow.target == result or flow.target.startswith(params)
         ]
         calls = [
             call
@@ -133,6 +135,8 @@ def resign(
     for item in items:
         if not stands(item.added, without, index, deferred, modules.shared, names):
             return None
+        if not quiet(item.removed, facts, modules) or not quiet(item.added, without, modules):
+            return None  # (what a version took from elsewhere: the merge passes it on)
         used = set(used_names(bodies(item.added), item.added.questions))
         if reaches_deferred(
             set(used_names(bodies(item.removed), item.removed.questions)) - used, deferred
