@@ -32,6 +32,14 @@ that asked what it returns (``p:``, or ``m:`` for an actor's method, by its last
 get another answer: the run plans its phase 2 again (shmlint/run/replan.py).
 ``tests/project/test_resigned.py`` compares such facts with a merge of the edited tree on every
 project fixture, and has a case for each refusal.
+
+Functions added or removed in the same edit (a helper extracted from a function, or inlined
+back: :func:`reworked_functions`) go the same way, as one set of old versions removed and new
+ones added: a name only added is checked as an addition (nothing looked it up), one only
+removed as a removal (no handle reached it, a call of it now lands nowhere). The helper's
+slots and the changed function's are all their own: what one passes the other is no reach.
+``tests/project/test_reworked.py`` extracts a helper from (and inlines it back into) every
+module-level function of every project fixture and compares the facts with a merge.
 """
 
 from __future__ import annotations
@@ -98,13 +106,38 @@ def resigned_functions(
     before, after = _shapes(old), _shapes(new)
     if before.keys() != after.keys():
         return None
-    changed = {name for name, shape in after.items() if before[name] != shape}
+    return _changed(old, new, before, after, old_questions, new_questions)
+
+
+def reworked_functions(
+    old: ModuleSummary, new: ModuleSummary, old_questions: list[str], new_questions: list[str]
+) -> Renamed | None:
+    """Functions changed in place, with others added or removed beside them in the same edit
+    (a helper extracted: written, and called from a function it came from): all of them the
+    old versions removed and the new ones added, as :func:`resigned_functions` gives them;
+    None when no function changes in place, or none is added or removed."""
+    before, after = _shapes(old), _shapes(new)
+    if before.keys() == after.keys():
+        return None
+    return _changed(old, new, before, after, old_questions, new_questions)
+
+
+def _changed(
+    old: ModuleSummary,
+    new: ModuleSummary,
+    before: dict[str, Shape],
+    after: dict[str, Shape],
+    old_questions: list[str],
+    new_questions: list[str],
+) -> Renamed | None:
+    changed = {name for name in before.keys() & after.keys() if before[name] != after[name]}
     if not changed:
         return None
+    gone, came = changed | (before.keys() - after.keys()), changed | (after.keys() - before.keys())
     defined = Counter(info.name for info in (*old.functions, *new.functions))
     if any(defined[name] > 2 for name in changed):
         return None  # (defined twice: `@overload`, a property's setter, a version guard)
-    return replaced(old, new, changed, changed, old_questions, new_questions, init=True)
+    return replaced(old, new, gone, came, old_questions, new_questions, init=True)
 
 
 def resign(
@@ -114,18 +147,21 @@ def resign(
     tables: TypeTables,
     external: bool,
 ) -> Growth | None:
-    """What ``facts`` gain and lose when the functions of ``items`` change in place: their
-    return facts rated anew, the index grown by what the new versions ask, call and spell;
-    None when the facts of the edited tree may be other than that."""
+    """What ``facts`` gain and lose when the functions of ``items`` change in place (and
+    others are added or removed beside them): their return facts rated anew, the removed
+    ones forgotten, the index grown by what the new versions ask, call and spell; None when
+    the facts of the edited tree may be other than that."""
     index = facts.index
-    names = frozenset(name for item in items for name in item.added.names)
-    if index is None or not names or not names <= facts.functions:
+    gone = frozenset(name for item in items for name in item.removed.names)
+    came = frozenset(name for item in items for name in item.added.names)
+    names = gone & came  # (changed in place; the others removed, or added)
+    if index is None or not names or not gone <= facts.functions:
         return None
     # (A constructor's call is placed by its class's name: an `__init__`'s, its owner.)
-    callees = names | {name[: -len(".__init__")] for name in names if name.endswith(".__init__")}
+    callees = gone | {name[: -len(".__init__")] for name in gone if name.endswith(".__init__")}
     if callees & index.unplaced:
         return None
-    without = forgotten(facts, names)
+    without = forgotten(facts, gone)
     if without is None:
         return None  # (a handle reached it: a call's argument may land elsewhere now)
     deferred = modules.deferred
@@ -133,8 +169,11 @@ def resign(
     returns = {name: facts.returns[name] for name in names if name in facts.returns}
     read_by: dict[str, set[str]] = {}
     for item in items:
-        if not stands(item.added, without, index, deferred, modules.shared, names):
-            return None
+        # (Each version as an addition to the module without either: the names changed in
+        # place may have been looked up, the others not.)
+        for version in (item.removed, item.added):
+            if not stands(version, without, index, deferred, modules.shared, names):
+                return None
         if not quiet(item.removed, facts, modules) or not quiet(item.added, without, modules):
             return None  # (what a version took from elsewhere: the merge passes it on)
         used = set(used_names(bodies(item.added), item.added.questions))
@@ -143,10 +182,10 @@ def resign(
         ):
             return None  # (the merge may have read a deferred module for the old body alone)
         old, new = _rerated(item.removed, item.added), _rerated(item.added, item.removed)
+        if old.functions and rates_unanalysed_class(old, without, tables, external, analysed):
+            return None
         if not new.functions:
             continue
-        if rates_unanalysed_class(old, without, tables, external, analysed):
-            return None
         rated = rated_returns(new, without, tables, external, read_by)
         if rated is None:
             return None
@@ -156,9 +195,17 @@ def resign(
             if fact is not None:
                 returns[info.name] = fact
     asked, unresolved, pairs = indexed(without, [item.added for item in items])
-    ordered = tuple(sorted(names))
+    unresolved |= gone - came  # (a call of a removed function lands nowhere now)
     kept = kept_reads(read_by, facts.classes)
-    return Growth(ordered, returns, asked, unresolved, ordered, spelled=pairs, read_by=kept)
+    return Growth(
+        tuple(sorted(came)),
+        returns,
+        asked,
+        unresolved,
+        tuple(sorted(gone)),
+        spelled=pairs,
+        read_by=kept,
+    )
 
 
 def _rerated(version: Added, other: Added) -> Added:
@@ -166,6 +213,8 @@ def _rerated(version: Added, other: Added) -> Added:
     differs in ``other``, the other version of the same functions."""
     written = {info.name: (info.returns, info.inferred) for info in other.functions}
     functions: tuple[FunctionInfo, ...] = tuple(
-        info for info in version.functions if written[info.name] != (info.returns, info.inferred)
+        info
+        for info in version.functions
+        if written.get(info.name) != (info.returns, info.inferred)  # (or none: added, removed)
     )
     return dataclasses.replace(version, functions=functions)

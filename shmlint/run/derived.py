@@ -25,7 +25,7 @@ from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import Lines, moved_lines, relined, relined_digest
 from shmlint.facts.refielded import Refielded, refield, refielded_classes
 from shmlint.facts.removed import Renamed, rename, renamed_functions, shrink
-from shmlint.facts.resigned import resign, resigned_functions
+from shmlint.facts.resigned import resign, resigned_functions, reworked_functions
 from shmlint.facts.summary import ModuleSummary
 from shmlint.facts.unimported import Unimported, unimport, unimported
 from shmlint.run.cache import Cache
@@ -129,9 +129,11 @@ def edit_between(
     merge what it gave (summary ``old``, questions ``before``) but for line numbers, or that
     and functions added (:func:`shmlint.facts.added.added_functions`), removed (the same,
     backwards), renamed (both) or changed in place
-    (:func:`shmlint.facts.resigned.resigned_functions`), or imports and classes added
-    (:func:`shmlint.facts.declared.declared`) or imports removed
-    (:func:`shmlint.facts.unimported.unimported`); else None."""
+    (:func:`shmlint.facts.resigned.resigned_functions`, also with others added or removed
+    beside them: :func:`~shmlint.facts.resigned.reworked_functions`), or imports and classes
+    added (:func:`shmlint.facts.declared.declared`) or imports removed
+    (:func:`shmlint.facts.unimported.unimported`), or classes' fields changed
+    (:func:`shmlint.facts.refielded.refielded_classes`); else None."""
     # Each reading of the edit, with the summaries that must then differ only in lines.
     candidates: list[tuple[ModuleSummary, ModuleSummary, Edit]] = []
     if after == before:
@@ -159,6 +161,10 @@ def edit_between(
     fields = refielded_classes(old, new, before, after)
     if fields is not None:
         candidates.append((old, fields.summary, Edit({}, "refielded", fields)))
+    reworked = reworked_functions(old, new, before, after)
+    if reworked is not None:  # (a helper extracted: changed in place, with others added)
+        pair = (reworked.removed.summary, reworked.added.summary)
+        candidates.append((*pair, Edit({}, "resigned", reworked)))
     for first, second, edit in candidates:
         lines = moved_lines(first, second)
         if lines is not None:
