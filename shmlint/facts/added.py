@@ -73,9 +73,6 @@ class Runs:
 
     deferred: set[str]  # the modules phase 1 did not analyse (the closure reads them)
     shared: set[str]  # the module names several files claim
-    # The words the last full run's merge looked for (``flow.caller_words``: the last names
-    # of the functions that may return a read): what bodies take is checked against them.
-    callers: frozenset[str]
     # The summary the merge read of the module at a path (None: not at hand), for what is
     # rated anew (shmlint/facts/refielded.py).
     summaries: Callable[[str], ModuleSummary | None] | None = None
@@ -192,11 +189,10 @@ def stands(
     return not reaches_unread(used_names(bodies(added), added.questions), facts, deferred)
 
 
-def quiet(added: Added, facts: ProjectFacts, modules: Runs) -> bool:
+def quiet(added: Added, facts: ProjectFacts) -> bool:
     """Whether what the functions' bodies take from elsewhere gives ``facts`` nothing to
     pass on (:func:`shmlint.facts.quiet.takes_nothing`)."""
-    names, flows, calls = added.names, added.flows, added.calls
-    return takes_nothing(names, flows, calls, facts, modules.callers)
+    return takes_nothing(added.names, added.flows, added.calls, facts)
 
 
 def bodies(added: Added) -> ModuleSummary:
@@ -363,7 +359,7 @@ def grow(
     index = facts.index
     deferred, shared = modules.deferred, modules.shared
     if index is None or not all(
-        stands(a, facts, index, deferred, shared) and quiet(a, facts, modules) for a in additions
+        stands(a, facts, index, deferred, shared) and quiet(a, facts) for a in additions
     ):
         return None
     returns: dict[str, ReturnFact] = {}

@@ -217,7 +217,9 @@ class _Defined:
 def reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]) -> bool:
     """Whether following ``names`` as the merge's closure does (:func:`close`: through the
     deferred modules, by what each imports for the next part) reaches a deferred module the
-    facts lack, or a class of a deferred module (whose bases and fields it would follow:
+    closure did not read (``FactsIndex.reached``: the facts may hold it, read for a module
+    spelling a caller's name, but a closure reading it too finds the callers' names in more
+    aliases), or a class of a deferred module (whose bases and fields it would follow:
     refused without reading them)."""
     return deferred_through(names, facts, deferred) is None
 
@@ -229,10 +231,11 @@ def deferred_through(
     own: ModuleSummary | None = None,
 ) -> set[str] | None:
     """The deferred modules following ``names`` as the merge's closure does runs through (as
-    :func:`reaches_unread` follows them); None when that reaches a module the facts lack or a
-    class of a deferred module. ``own``: a module whose imports and classes are followed as
-    it has them (its classes' bases and fields too), left out of the result with the
-    packages on the way to it (any name reaching it runs through them)."""
+    :func:`reaches_unread` follows them); None when that reaches a module the closure did not
+    read or a class of a deferred module. ``own``: a module whose imports and classes are
+    followed as it has them (its classes' bases and fields too), left out of the result with
+    the packages on the way to it (any name reaching it runs through them)."""
+    read = facts.index.reached if facts.index is not None else None
     imports = dict(own.imports) if own is not None else {}
     found: set[str] = set()
     todo = list(names)
@@ -247,7 +250,7 @@ def deferred_through(
             module = ".".join(parts[:cut])
             if module not in deferred:
                 continue
-            if module not in facts.modules:
+            if read is None or module not in read:
                 return None  # (the closure would read it)
             if cut == len(parts):
                 continue
@@ -270,3 +273,25 @@ def deferred_through(
                 if followed.count(".") < MOST_PARTS:  # (as the closure bounds it)
                     todo.append(followed)
     return found
+
+
+def still_reached(
+    dropped: Iterable[str],
+    kept: Iterable[str],
+    facts: ProjectFacts,
+    deferred: set[str],
+    shared: set[str],
+) -> bool:
+    """Whether the merge's closure, following ``kept`` (names an edited module still uses),
+    runs through every deferred module it ran ``dropped`` (names only its last version used)
+    through: then it reads each of them without those names (a package above the module,
+    which its own names run through). False when that cannot be told (a name reaching a
+    module the facts lack, or a class of a deferred module, or running through a module
+    several files claim: the closure follows each file's imports, the facts keep one)."""
+    gone = deferred_through(dropped, facts, deferred)
+    if gone is None or gone & shared:
+        return False
+    if not gone:
+        return True
+    stay = deferred_through(kept, facts, deferred)
+    return stay is not None and gone <= stay

@@ -166,7 +166,7 @@ def declare(
     )
     # One resolver, the classes first and in file order, as the merge rates them (a class of
     # one edited module may name another's).
-    if not all(quiet(added, probe, modules) for added in methods):
+    if not all(quiet(added, probe) for added in methods):
         return None  # (what their bodies take from elsewhere, through the new names too)
     resolver = ClassResolver([item.module for item in declarations], probe, tables, external)
     resolver.cyclic |= index.cyclic

@@ -32,6 +32,13 @@ class FactsIndex:
     # (``ret:`` and the function's name) rated from it, of every class the facts hold
     # (``ClassResolver.read_by``; shmlint/facts/refielded.py rates them anew).
     read_by: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    # The words the merge looked for (``flow.caller_words``: the last names of the functions
+    # that may return a read, over the analysed modules and those the closure read), and the
+    # deferred modules the closure read (its first one: not those read for the modules
+    # spelling a word): what bodies added may take, or reach (shmlint/facts/quiet.py,
+    # ``closure.deferred_through``). None: not known (every derivation asking refuses).
+    callers: frozenset[str] | None = None
+    reached: frozenset[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able form (the facts' cache entry)."""
@@ -42,6 +49,8 @@ class FactsIndex:
             "cyclic": sorted(self.cyclic),
             "unplaced": sorted(self.unplaced),
             "read_by": encode_read_by(self.read_by),
+            "callers": None if self.callers is None else sorted(self.callers),
+            "reached": None if self.reached is None else sorted(self.reached),
         }
 
     @classmethod
@@ -54,6 +63,8 @@ class FactsIndex:
             frozenset(map(str, data["cyclic"])),
             frozenset(map(str, data["unplaced"])),
             decode_read_by(data["read_by"]),
+            _names(data.get("callers")),
+            _names(data.get("reached")),
         )
 
     def grown(
@@ -72,7 +83,13 @@ class FactsIndex:
             self.cyclic,
             self.unplaced,
             joined(self.read_by, read_by) if read_by else self.read_by,
+            self.callers,
+            self.reached,
         )
+
+
+def _names(data: Any) -> frozenset[str] | None:
+    return None if data is None else frozenset(map(str, data))
 
 
 def kept_reads(

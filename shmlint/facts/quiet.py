@@ -12,17 +12,20 @@ holds
 
 - no handle kind (``ProjectFacts.kinds``, at the last fixpoint: the functions' slots get
   none, and a call of theirs places none in its callee's parameters);
-- no read, nor a name that may return one in the sense of ``flow.caller_words``, which
-  picked the deferred modules the last full run merged (those spelling such a name): a step
-  of its name (the last facts' alias chain, as ``caller_words`` and ``propagate_reads``
-  follow it) that is a module-level function of the project must not have its last name
-  among the words the last full run looked for (``callers``), else these functions would
-  join those names and a full run would merge other modules. A method or a nested function
-  of the project is refused: the words leave out methods of the project's classes. (Every
-  function the merge finds returning a read is among those ``caller_words`` found: only
-  analysed modules have reads and flows.) A name outside the project's modules is spelled by
-  no summary, and is none of them. The steps are the full run's: a name the bodies use is
-  followed by its closure, which then reads every file of each module it runs through.
+- no read: no step of its name (the last facts' alias chain, as ``flow.propagate_reads``
+  follows it) is a function returning one (``returned_reads``);
+- no name that may return one in the sense of ``flow.caller_words``, which picked the
+  deferred modules the last full run merged (those spelling such a name): a step that is a
+  module-level function of the project must not have its last name among the words that
+  merge looked for (``FactsIndex.callers``), else these functions would join those names and
+  a full run would merge other modules. A method or a nested function of the project is
+  refused (the words leave out methods of the project's classes), as is a step whose owner
+  is a class, whatever module shares its name. A name outside the project's modules is
+  spelled by no summary, and is none of them. The words are computed with fewer aliases than
+  the facts hold (not those of the modules read for spelling one), so a step the facts
+  resolve further is checked as a step of the facts' chain: every step of ``caller_words``'
+  chain is one of it. What the bodies' names make the closure read is another's to check
+  (``closure.deferred_through``: only modules it read already, so the words stay).
 """
 
 from __future__ import annotations
@@ -38,11 +41,12 @@ def takes_nothing(
     flows: Iterable[Flow],
     calls: Iterable[CallFlow],
     facts: ProjectFacts,
-    callers: frozenset[str],
 ) -> bool:
     """Whether the origins of ``flows`` and ``calls`` that are no slot of the functions
     ``names`` (their parameters, their results) give the merge nothing (the module
-    docstring); ``callers``: the words the last full run's merge looked for."""
+    docstring)."""
+    # (Not known: every step that is a project name may return a read.)
+    callers = facts.index.callers if facts.index is not None else None
     own = owns(names)
     origins = {origin for flow in flows for origin in flow.origins}
     origins.update(origin for call in calls for origin in call.origins)
@@ -63,7 +67,7 @@ def owns(names: Iterable[str]) -> Callable[[str], bool]:
     return lambda slot: slot in results or slot.startswith(params)
 
 
-def _may_return_read(name: str, facts: ProjectFacts, callers: frozenset[str]) -> bool:
+def _may_return_read(name: str, facts: ProjectFacts, callers: frozenset[str] | None) -> bool:
     """Whether a step of ``name`` returns a read, or may in ``flow.caller_words``' sense."""
     points = {*facts.steps(name), facts.canonical(name)}
     step = name
@@ -74,11 +78,13 @@ def _may_return_read(name: str, facts: ProjectFacts, callers: frozenset[str]) ->
         step = following
         points.add(step)
     for point in points:
+        if point in facts.returned_reads:
+            return True
         module = _module_of(point, facts)
         if module is None:
             continue  # (no summary spells a name outside the project's modules)
         owner, _, last = point.rpartition(".")
-        if owner != module or last in callers:
+        if owner != module or owner in facts.classes or callers is None or last in callers:
             return True
     return False
 

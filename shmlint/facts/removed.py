@@ -12,8 +12,9 @@ asks more of the function than addition does, all of it read from the last facts
 
 - no handle kind reached its parameters or its result (no slot of it has kinds: the merge
   placed no other file's handle in it, which its body could pass on);
-- what its body uses reaches no module phase 1 deferred, whatever the facts hold (the merge
-  read such a module for it, maybe for it alone);
+- every module phase 1 deferred that what its body uses runs through, the module's other
+  names run through too (``closure.still_reached``: else the merge read it for the body,
+  maybe for it alone; a package above the module, which its own names run through, stays);
 - rating its annotation reads no class of a deferred module and no installed module (the
   merge rated such a class into the facts, or noted such a file, maybe for it alone).
 
@@ -39,7 +40,7 @@ from shmlint.facts.added import (
     rate_returns,
     stands,
 )
-from shmlint.facts.closure import used_names
+from shmlint.facts.closure import still_reached, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import ClassFact
@@ -65,15 +66,16 @@ def shrink(
     without = forgotten(facts, frozenset(names))
     if without is None:
         return None  # (a handle reached it: its body may have passed it on)
-    deferred = modules.deferred
+    deferred, shared = modules.deferred, modules.shared
     analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
     for removal in removals:
-        if not stands(removal, without, index, deferred, modules.shared):
+        if not stands(removal, without, index, deferred, shared):
             return None
-        if not quiet(removal, facts, modules):
+        if not quiet(removal, facts):
             return None  # (what it took from elsewhere: the merge passed it on)
-        if reaches_deferred(used_names(bodies(removal), removal.questions), deferred):
-            return None
+        dropped = used_names(bodies(removal), removal.questions)
+        if not still_reached(dropped, used_names(removal.summary), facts, deferred, shared):
+            return None  # (the merge may have read a deferred module for its body alone)
         if rates_unanalysed_class(removal, without, tables, external, analysed):
             return None
     return Growth((), {}, frozenset(), frozenset(names), removed=tuple(names))

@@ -57,7 +57,7 @@ from shmlint.facts.added import (
     rated_returns,
     stands,
 )
-from shmlint.facts.closure import used_names
+from shmlint.facts.closure import still_reached, used_names
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import kept_reads
 from shmlint.facts.model import ProjectFacts
@@ -65,7 +65,6 @@ from shmlint.facts.removed import (
     Renamed,
     forgotten,
     rates_unanalysed_class,
-    reaches_deferred,
     replaced,
 )
 from shmlint.facts.summary import FunctionInfo, ModuleSummary
@@ -164,7 +163,7 @@ def resign(
     without = forgotten(facts, gone)
     if without is None:
         return None  # (a handle reached it: a call's argument may land elsewhere now)
-    deferred = modules.deferred
+    deferred, shared = modules.deferred, modules.shared
     analysed = {path for module, (path, _) in facts.modules.items() if module not in deferred}
     returns = {name: facts.returns[name] for name in names if name in facts.returns}
     read_by: dict[str, set[str]] = {}
@@ -172,14 +171,13 @@ def resign(
         # (Each version as an addition to the module without either: the names changed in
         # place may have been looked up, the others not.)
         for version in (item.removed, item.added):
-            if not stands(version, without, index, deferred, modules.shared, names):
+            if not stands(version, without, index, deferred, shared, names):
                 return None
-        if not quiet(item.removed, facts, modules) or not quiet(item.added, without, modules):
+        if not quiet(item.removed, facts) or not quiet(item.added, without):
             return None  # (what a version took from elsewhere: the merge passes it on)
         used = set(used_names(bodies(item.added), item.added.questions))
-        if reaches_deferred(
-            set(used_names(bodies(item.removed), item.removed.questions)) - used, deferred
-        ):
+        dropped = set(used_names(bodies(item.removed), item.removed.questions)) - used
+        if not still_reached(dropped, used_names(item.added.module), facts, deferred, shared):
             return None  # (the merge may have read a deferred module for the old body alone)
         old, new = _rerated(item.removed, item.added), _rerated(item.added, item.removed)
         if old.functions and rates_unanalysed_class(old, without, tables, external, analysed):

@@ -376,4 +376,4 @@ def _runs(
         return read if isinstance(read, ModuleSummary) else None
 
     shared = {module for module, count in claimed.items() if count > 1}
-    return Runs(deferred, shared, frozenset(last.caller_words), summary_at)
+    return Runs(deferred, shared, summary_at)

@@ -4,6 +4,7 @@ cached for the run's phase-1 keys."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
@@ -303,6 +304,10 @@ def project_facts(
     # digest), and the functions (the facts' index): every question of phase 1.
     questions = [q for item in firsts if item is not None for q, _ in item.questions]
     facts = merge(merged, tables, external, asked_classes(questions), questions)
+    if facts.index is not None:  # (what derivations ask: shmlint/facts/quiet.py, closure.py)
+        words = frozenset(word.decode() for word in modules.caller_words)
+        read = frozenset(summary.module for summary in reached)
+        facts.index = dataclasses.replace(facts.index, callers=words, reached=read)
     if cache is not None and facts_key is not None:
         cache.put_facts(facts_key, facts)
     return facts, False

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import json
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +20,9 @@ from shmlint.facts.layout import module_name
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.moved import relined
 from shmlint.facts.summary import ModuleSummary
-from shmlint.run.cache import Cache
 from shmlint.run.derived import Change, edit_between, growth_of
 from shmlint.run.passes import FirstPass, first_pass, syntax_summary
-from shmlint.run.runner import RunTrace, check_project
+from shmlint.run.runner import check_project
 from tests.fixture_markers import FIXTURES
 from tests.speed.test_incremental import _full_runs as full_runs
 
@@ -40,27 +38,15 @@ def parses(text: str) -> bool:
     return True
 
 
-# The words each tree's last merge looked for (``RunTrace.caller_words``), as the run record
-# keeps them: what a derivation is checked against, and what a merge after it must find again.
-_CALLERS: dict[str, frozenset[str]] = {}
-
-
 def merged_facts(tree: Path, config: Config) -> ProjectFacts:
-    """The facts of a project run over every ``.py`` file under ``tree``, with an empty
-    cache of its own (for the words it looked for, kept as the tree's last)."""
+    """The facts of a project run over every ``.py`` file under ``tree``, without a cache."""
     files = [(path, str(path)) for path in sorted(tree.rglob("*.py"))]
-    trace = RunTrace()
-    with tempfile.TemporaryDirectory() as scratch:
-        facts = check_project(
-            files, config, jobs=1, cache=Cache(Path(scratch), config), trace=trace
-        )[0]
-    _CALLERS[str(tree)] = frozenset(trace.caller_words)
-    return facts
+    return check_project(files, config, jobs=1, cache=None)[0]
 
 
 def runs_of(tree: Path, config: Config) -> Runs:
-    """The modules phase 1 defers, those several files claim, the words the tree's last
-    merge looked for, and each file's summary as the merge reads it (as ``derived._runs``)."""
+    """The modules phase 1 defers, those several files claim, and each file's summary as the
+    merge reads it (as ``derived._runs``)."""
     deferred, claimed = set(), Counter[str]()
     summaries: dict[str, ModuleSummary | None] = {}
     for path in tree.rglob("*.py"):
@@ -72,9 +58,7 @@ def runs_of(tree: Path, config: Config) -> Runs:
             deferred.add(item.deferred)
             summaries[str(path)] = syntax_summary(data, str(path), config)
     shared = {module for module, count in claimed.items() if count > 1}
-    if str(tree) not in _CALLERS:
-        merged_facts(tree, config)
-    return Runs(deferred, shared, _CALLERS[str(tree)], summaries.get)
+    return Runs(deferred, shared, summaries.get)
 
 
 def derived_facts(
@@ -104,11 +88,13 @@ def assert_merged(facts: ProjectFacts, tree: Path, config: Config, edited: str) 
     """``facts`` (derived) are those of a merge of the edited ``tree``, their index a superset
     of the merge's (what was asked, the calls placed nowhere, the names spelled, the handles
     passed in no parameter, the classes rated in a cycle, what each class's rating was read
-    for); the merge looked for the words the last one did (the record keeps them)."""
-    callers = _CALLERS.get(str(tree))
+    for); the merge looked for the words, and its closure read the modules, the last one did
+    (``FactsIndex.callers``, ``reached``: what the derivations keep)."""
     merged = merged_facts(tree, config)
     assert facts.canonical_json() == merged.canonical_json(), edited
-    assert callers is None or _CALLERS[str(tree)] == callers, edited
+    assert facts.index is not None and merged.index is not None
+    assert facts.index.callers == merged.index.callers, edited
+    assert facts.index.reached == merged.index.reached, edited
     assert facts.index is not None and merged.index is not None
     assert merged.index.asked <= facts.index.asked
     assert merged.index.unresolved <= facts.index.unresolved

@@ -14,7 +14,15 @@ from shmlint.facts.added import added_functions
 from shmlint.facts.declared import declared
 from shmlint.facts.resigned import resigned_functions
 from shmlint.facts.summary import ModuleSummary
-from tests.project.merged import assert_merged, merged_facts, read_and_run, reading
+from tests.project.merged import (
+    assert_merged,
+    findings,
+    full_runs,
+    merged_facts,
+    read_and_run,
+    reading,
+    write_tree,
+)
 
 READS = "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
 MAKES = "def make(dag):\n    return dag.experimental_compile()\n"
@@ -126,3 +134,193 @@ def test_a_new_class_s_methods_take_nothing_the_merge_passes_on(
 ) -> None:
     after = f"{HEAD}\n\nclass Added:\n    def get(self, x):\n        return {body}\n"
     assert (_derived(tmp_path, HEAD, after, declared) is not None) is derived
+
+
+# --- Found by a review (each failed before its mend) ------------------------------------------
+
+# A deferred module keeping what `pkg.mod.added` returns: a full run that knows `added`
+# returns a read re-checks it (SHM102); a run that does not, does not.
+KEEPS_ADDED = (
+    "import numpy as np\n\nfrom pkg.mod import added\n\n\nclass Keeper:\n"
+    "    def keep(self, ref) -> None:\n        self.kept: np.ndarray = added(ref)\n"
+)
+REVIEW_FETCH = "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
+
+
+def _warm_and_cold(
+    root: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    edits: list[str],
+) -> tuple[list[object], list[object], list[int]]:
+    """Findings of a warm run after each of ``edits`` to pkg/mod.py in turn (the last
+    one's), of a run without cache, and the full runs the last warm run made."""
+    write_tree(root, files)
+    mod = root / "pkg" / "mod.py"
+    cache = ("--cache-dir", str(root / ".cache"))
+    findings(root, capsys, *cache)
+    for text in edits[:-1]:
+        mod.write_text(text)
+        findings(root, capsys, *cache)
+    full = full_runs(monkeypatch)
+    mod.write_text(edits[-1])
+    warm = findings(root, capsys, *cache)
+    merged = list(full)
+    return warm, findings(root, capsys, "--no-cache"), merged
+
+
+# --- 1. A run whose facts were served from the cache records no caller words -------------------
+
+SERVED_HEAD = (
+    "import ray\n\nfrom pkg.reads import fetch\n\n\n"
+    "def kept(x):\n    return x\n\n\ndef compiled(dag):\n    return dag.experimental_compile()\n"
+)
+
+
+def test_a_reader_added_after_an_undone_edit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {
+        "pkg/__init__.py": "import ray\n",
+        "pkg/reads.py": REVIEW_FETCH,
+        "pkg/mod.py": SERVED_HEAD,
+        "pkg/use.py": KEEPS_ADDED,
+    }
+    edits = [
+        f"{SERVED_HEAD}\n\ndef other(ref):\n    return ray.get(ref)\n",  # (merged)
+        SERVED_HEAD,  # (undone: the facts of these keys are served from the cache)
+        f"{SERVED_HEAD}\n\ndef added(x):\n    return fetch(x)\n",
+    ]
+    warm, cold, merged = _warm_and_cold(tmp_path, capsys, monkeypatch, files, edits)
+    assert any("use.py" in str(f[0]) for f in cold)
+    assert warm == cold, merged
+
+
+# --- 2. A reader the merge finds through an alias caller_words' own map lacks ------------------
+
+CHAIN_HEAD = (
+    "import ray\n\nfrom pkg.other import g\n\n\n"
+    "def kept(x):\n    return x\n\n\ndef compiled(dag):\n    return dag.experimental_compile()\n"
+)
+CHAIN = {
+    "pkg/__init__.py": "import ray\n",
+    "pkg/reads.py": REVIEW_FETCH,
+    # (Deferred; pkg/sub/m.py is merged only as a module spelling `fetch`, a caller word.)
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/m.py": "from pkg.reads import fetch as f\n",
+    "pkg/a.py": "import ray\n\nfrom pkg import sub as s\n",
+    # `g` returns a read in the merge (a.s.m.f → pkg.sub.m.f → pkg.reads.fetch), but
+    # caller_words, without pkg.sub.m's aliases, does not find it: "g" is no caller word.
+    "pkg/other.py": (
+        "import ray\n\nfrom pkg import a\n\n\ndef g(x):\n    return a.s.m.f(x)\n\n\n"
+        "def compiled(dag):\n    return dag.experimental_compile()\n"
+    ),
+    "pkg/mod.py": CHAIN_HEAD,
+}
+CHANGED = f"{CHAIN_HEAD}\n\ndef changed(x) -> int:\n    return {{}}\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "read"),
+    [
+        (CHAIN_HEAD, f"{CHAIN_HEAD}\n\ndef added(x):\n    return g(x)\n", added_functions),
+        (CHANGED.format("kept(x)"), CHANGED.format("g(x)"), resigned_functions),
+        (CHANGED.format("g(x)"), CHANGED.format("kept(x)"), resigned_functions),
+        (
+            CHAIN_HEAD,
+            f"{CHAIN_HEAD}\n\nclass Added:\n    def get(self, x):\n        return g(x)\n",
+            declared,
+        ),
+    ],
+    ids=["added", "resigned-to", "resigned-from", "declared"],
+)
+def test_a_reader_caller_words_miss(tmp_path: Path, before: str, after: str, read: Any) -> None:
+    files = {**CHAIN, "pkg/mod.py": before}
+    last, derived, config = reading(tmp_path, files, after, read)
+    assert "pkg.other.g" in last.returned_reads
+    if derived is not None:
+        assert_merged(derived, tmp_path, config, after)
+
+
+def test_a_reader_caller_words_miss_warm_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edited = f"{CHAIN_HEAD}\n\ndef added(x):\n    return g(x)\n"
+    files = {**CHAIN, "pkg/use.py": KEEPS_ADDED}
+    warm, cold, merged = _warm_and_cold(tmp_path, capsys, monkeypatch, files, [edited])
+    assert any("use.py" in str(f[0]) for f in cold)
+    assert warm == cold, merged
+
+
+# --- 3. A class named as a module: its reading method passes as a module-level function ---------
+
+FOO_HEAD = (
+    "import ray\n\nfrom pkg import Foo\n\n\n"
+    "def kept(x):\n    return x\n\n\ndef compiled(dag):\n    return dag.experimental_compile()\n"
+)
+FOO = {
+    # A class `pkg.Foo` whose method reads, and a module `pkg.Foo` beside it: quiet.py takes
+    # `pkg.Foo.load` for a module-level function (its owner is a module), and "load" is no
+    # caller word (flow.caller_words leaves out methods of the project's classes).
+    "pkg/__init__.py": (
+        "import ray\n\n\nclass Foo:\n    def load(self, ref):\n        return ray.get(ref)\n"
+    ),
+    "pkg/Foo.py": "import ray\n\n\ndef compiled(dag):\n    return dag.experimental_compile()\n",
+    "pkg/mod.py": FOO_HEAD,
+}
+
+
+def test_a_method_of_a_class_named_as_a_module(tmp_path: Path) -> None:
+    edited = f"{FOO_HEAD}\n\ndef added(x):\n    return Foo.load(None, x)\n"
+    last, derived, config = reading(tmp_path, FOO, edited, added_functions)
+    assert "pkg.Foo.load" in last.returned_reads
+    if derived is not None:
+        assert_merged(derived, tmp_path, config, edited)
+
+
+def test_a_method_of_a_class_named_as_a_module_warm_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edited = f"{FOO_HEAD}\n\ndef added(x):\n    return Foo.load(None, x)\n"
+    files = {**FOO, "pkg/use.py": KEEPS_ADDED}
+    warm, cold, merged = _warm_and_cold(tmp_path, capsys, monkeypatch, files, [edited])
+    assert any("use.py" in str(f[0]) for f in cold)
+    assert warm == cold, merged
+
+
+def test_a_body_making_the_closure_read_a_module_read_only_for_a_caller_s_name(
+    tmp_path: Path,
+) -> None:
+    # `pkg/sub/m.py` was merged only as a module spelling `fetch`; a body naming
+    # `sub.m.helper` makes the closure read it, and its alias then makes `pkg.other.g` a
+    # function that may return a read: a full run looks for "g" too.
+    head = CHAIN_HEAD.replace("from pkg.other import g\n", "from pkg import sub\n")
+    files = {**CHAIN, "pkg/mod.py": head}
+    edited = f"{head}\n\ndef added(x):\n    return sub.m.helper(x)\n"
+    last, derived, config = reading(tmp_path, files, edited, added_functions)
+    assert last.index is not None and last.index.callers is not None
+    assert "g" not in last.index.callers
+    assert derived is None
+    merged = merged_facts(tmp_path, config).index
+    assert merged is not None and merged.callers is not None
+    assert "g" in merged.callers  # (what a derivation would have missed)
+
+
+def test_a_method_of_a_class_named_as_a_module_that_may_return_a_read(tmp_path: Path) -> None:
+    # `load` reads a ref no one passes it (not a read the merge keeps, but one
+    # `flow.caller_words` counts), in a class `pkg.Foo` beside a module `pkg.Foo`: a function
+    # returning its result joins the callers' names of a full run.
+    files = {
+        **FOO,
+        "pkg/__init__.py": (
+            "import ray\n\n\nclass Foo:\n    def load(self, ref):\n        return ref.get()\n"
+        ),
+    }
+    edited = f"{FOO_HEAD}\n\ndef added(x):\n    return Foo.load(None, x)\n"
+    last, derived, config = reading(tmp_path, files, edited, added_functions)
+    assert "pkg.Foo.load" not in last.returned_reads
+    assert derived is None
+    merged = merged_facts(tmp_path, config).index
+    assert merged is not None and merged.callers is not None
+    assert "added" in merged.callers

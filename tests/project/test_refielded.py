@@ -373,7 +373,7 @@ def test_without_the_summaries_to_rate_anew_the_tree_is_merged(tmp_path: Path) -
     runs = runs_of(tmp_path, config)
     tables = TypeTables.for_options(config.options)
     assert refield(before, [item], runs, tables, False) is not None
-    lost = Runs(runs.deferred, runs.shared, runs.callers, lambda path: None)
+    lost = Runs(runs.deferred, runs.shared, lambda path: None)
     assert refield(before, [item], lost, tables, False) is None
 
 

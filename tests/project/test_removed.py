@@ -252,7 +252,7 @@ def _shrunk(facts: ProjectFacts) -> Growth | None:
     if facts.index is None:
         facts.index = FactsIndex(frozenset(), frozenset())
     tables = TypeTables.for_options(Options())
-    return shrink(facts, [removal], Runs(set(), set(), frozenset()), tables, external=False)
+    return shrink(facts, [removal], Runs(set(), set()), tables, external=False)
 
 
 def test_what_the_facts_say_of_the_function_refuses_its_removal() -> None:

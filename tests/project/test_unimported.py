@@ -222,8 +222,8 @@ def test_an_import_of_a_module_several_files_claim_is_left_to_the_merge(tmp_path
     assert old is not None and new is not None and old.summary and new.summary
     removal = unimported(old.summary, new.summary, [], [])
     assert removal is not None
-    assert unimport(before, [removal], Runs(set(), set(), frozenset())) is not None
-    assert unimport(before, [removal], Runs(set(), {"pkg.mod"}, frozenset())) is None
+    assert unimport(before, [removal], Runs(set(), set())) is not None
+    assert unimport(before, [removal], Runs(set(), {"pkg.mod"})) is None
 
 
 READS = (
