@@ -22,7 +22,11 @@ function of the payload module (``--function``; the facts are the last run's wit
 fact rated anew: shmlint/facts/resigned.py; it merged the tree before); a field inserted in the
 payload class (``--payload-class``; the facts are the last run's with the class and what was
 rated from it rated anew, and the files asking of them planned again: shmlint/facts/refielded.py,
-shmlint/run/replan.py; it merged the tree before). Each appended edit is
+shmlint/run/replan.py; it merged the tree before); a helper extracted from the leaf file's first
+one-line return (a function changed in place and one added beside it: it merged the tree
+before); a comment inserted on top of a module defining a function that returns a read
+(``--reader``: only the files citing the read's line are re-checked; all of phase 2 was
+before). Each appended edit is
 measured from the original file (undone, and a warm run, between repetitions); plain
 flake8 (``-j``), ``ruff check --no-cache``; with ``--plugin`` also flake8 with the SHM plugin;
 with ``--fixes`` also ``--diff --unsafe-fixes --min-confidence medium`` (every fix libcst makes,
@@ -33,6 +37,7 @@ Each edit is undone afterwards. Speed is reported here, never asserted in a test
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import os
 import re
@@ -56,12 +61,19 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 # module defining the payload class the tree's reads return; a function of the latter that
 # gains a parameter, and the payload class, which gains a field.
 EDITED = {
-    "ray": ("ray/_private/ray_perf.py", "ray/air/result.py", "_repr", "Result"),
+    "ray": (
+        "ray/_private/ray_perf.py",
+        "ray/air/result.py",
+        "_repr",
+        "Result",
+        "ray/util/check_open_ports.py",
+    ),
     "vllm": (
         "vllm/v1/executor/ray_executor.py",
         "vllm/v1/outputs.py",
         "_combine_non_none",
         "ModelRunnerOutput",
+        "vllm/v1/executor/ray_executor.py",
     ),
 }
 
@@ -179,6 +191,42 @@ class Field(Edit):
         self.path.write_bytes(f"{text[:end]}{field}{text[end:]}".encode())
 
 
+class Extract(Edit):
+    """A helper extracted, as a refactoring does: the first one-line ``return <expression>``
+    of a module-level function (else of a method) passed through a new module-level function
+    (another name each run)."""
+
+    def __call__(self) -> None:
+        self.count += 1
+        text = self.original.decode()
+        tree = ast.parse(text)
+        functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+        functions += [
+            node
+            for cls in tree.body
+            if isinstance(cls, ast.ClassDef)
+            for node in cls.body
+            if isinstance(node, ast.FunctionDef)
+        ]
+        found = next(
+            statement
+            for function in functions
+            for statement in function.body
+            if isinstance(statement, ast.Return)
+            and statement.value is not None
+            and statement.lineno == statement.end_lineno
+        )
+        assert found.value is not None
+        lines = text.splitlines(keepends=True)
+        line = lines[found.lineno - 1].encode()  # (ast's columns count UTF-8 bytes)
+        start, end = found.value.col_offset, found.value.end_col_offset or 0
+        name = f"_bench_extracted_{self.count}"
+        wrapped = line[:start] + f"{name}(".encode() + line[start:end] + b")" + line[end:]
+        lines[found.lineno - 1] = wrapped.decode()
+        helper = f"\n\ndef {name}(value):\n    return value\n"
+        self.path.write_bytes(("".join(lines) + helper).encode())
+
+
 class Removal(Edit):
     """Functions appended to a file and recorded by a warm run (``record``), before the first
     measured run; then one fewer before each."""
@@ -228,6 +276,7 @@ def main() -> int:
     parser.add_argument("--payload", help="the module of the payload class (relative)")
     parser.add_argument("--function", help="a function of the payload module to edit")
     parser.add_argument("--payload-class", help="the payload class (gains a field)")
+    parser.add_argument("--reader", help="a module defining a function that returns a read")
     args = parser.parse_args()
     if Path(args.target).exists():
         root = Path(args.target)
@@ -237,11 +286,14 @@ def main() -> int:
         if (root / name).is_dir() and name == "vllm":
             root = root / name
     kind = "vllm" if (root / "v1").is_dir() or (root / "vllm").is_dir() else "ray"
-    leaf_name, payload_name, function, payload_class_name = EDITED[kind]
+    leaf_name, payload_name, function, payload_class_name, reader_name = EDITED[kind]
     if kind == "vllm" and root.name == "vllm":
-        leaf_name, payload_name = (p.partition("/")[2] for p in (leaf_name, payload_name))
+        leaf_name, payload_name, reader_name = (
+            p.partition("/")[2] for p in (leaf_name, payload_name, reader_name)
+        )
     leaf = root / (args.leaf or leaf_name)
     payload = root / (args.payload or payload_name)
+    reader = root / (args.reader or reader_name)
     files = list(root.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     jobs = str(args.jobs)
@@ -264,6 +316,10 @@ def main() -> int:
     leaf_import = Edit(leaf, lambda n: f"import os.path as _bench_{n}", top=True)
     # (An unused import deleted, as `ruff --fix` does: shmlint/facts/unimported.py.)
     leaf_unimport = Unimport(leaf, str)
+    # A helper extracted from a function of the leaf (changed in place, one added beside it).
+    leaf_extract = Extract(leaf, str)
+    # Lines moved above a read other files' findings cite (their phase 2 re-checked alone).
+    reader_moved = Edit(reader, lambda n: f"# edited {n}", top=True)
     payload_class = Edit(payload, lambda n: f"class _BenchAdded{n}:\n    x: int = 0")
     # A function changed in place (shmlint/facts/resigned.py; it merged the tree before).
     payload_parameter = Parameter(payload, args.function or function)
@@ -296,6 +352,8 @@ def main() -> int:
         ("warm, payload def removed", warm, payload_removal),
         ("warm, leaf import added", warm, leaf_import),
         ("warm, leaf import removed", warm, leaf_unimport),
+        ("warm, leaf helper extracted", warm, leaf_extract),
+        ("warm, reader line moved", warm, reader_moved),
         ("warm, payload class added", warm, payload_class),
         ("warm, payload param added", warm, payload_parameter),
         ("warm, payload field added", warm, payload_field),
@@ -351,8 +409,10 @@ def main() -> int:
             times[name] = wall
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
-        made = (leaf_comment, payload_comment, payload_function, leaf_moved, payload_moved)
+        made: tuple[Edit, ...] = (leaf_comment, payload_comment, payload_function, leaf_moved)
+        made += (payload_moved,)
         made += (leaf_import, leaf_unimport, payload_class, payload_parameter, payload_field)
+        made += (leaf_extract, reader_moved)
         for edit in (*made, payload_removal):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)
