@@ -43,6 +43,7 @@ from shmlint.facts.added import (
     asked_functions,
     bodies,
     quiet,
+    stands,
 )
 from shmlint.facts.classes import ClassResolver
 from shmlint.facts.closure import (
@@ -224,8 +225,11 @@ def _stands(item: Declared, facts: ProjectFacts, modules: Runs) -> bool:
     used = [target for _, target in item.imports] + sorted(question_names(item.questions))
     for name in item.class_names:
         used += class_names(item.module, name.rpartition(".")[2])
-    if item.methods is not None:  # (what their bodies use, as for functions added)
-        used += used_names(bodies(item.methods), item.methods.questions)
+    # The methods (and functions) beside them, as functions added (a method of a class an
+    # actor inherits is one of the actor's: found by a fuzz run), what their bodies use too.
+    methods = item.methods
+    if methods is not None and not stands(methods, facts, index, modules.deferred, modules.shared):
+        return False
     return not reaches_unread(used, facts, modules.deferred)
 
 

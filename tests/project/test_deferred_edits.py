@@ -12,9 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from shmlint.basics.config import Config
 from shmlint.cli import main
 from shmlint.run.passes import first_pass, syntax_summary
-from tests.project.merged import PROJECT_TREES, assert_merged, copied, derived_facts, write_tree
+from tests.project.merged import (
+    PROJECT_TREES,
+    assert_merged,
+    copied,
+    derived_facts,
+    merged_facts,
+    write_tree,
+)
 from tests.project.test_removed import _removals
 from tests.project.test_resigned import signature_edits
 from tests.project.test_unimported import import_removals
@@ -137,3 +145,31 @@ def test_a_deferred_module_after_facts_served_from_the_cache_is_merged(
     main(command)
     capsys.readouterr()
     assert full
+
+
+def test_a_method_added_beside_an_import_to_an_actor_s_base_is_left_to_the_merge(
+    tmp_path: Path,
+) -> None:
+    # (Found by a fuzz run.) An actor's methods include its bases': `extra` becomes one of
+    # `Runner`'s, which a function added alone is refused for (added.stands); added beside an
+    # import (a declaration), the derived facts lacked it in `actor_methods`.
+    base = "class Base:\n    pass\n"
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/m1.py": "import ray\nfrom pkg.m7 import Base\n\n\n@ray.remote\n"
+            "class Runner(Base):\n    pass\n",
+            "pkg/m7.py": base,
+        },
+    )
+    config = Config(root=tmp_path)
+    before = merged_facts(tmp_path, config)
+    m7 = tmp_path / "pkg" / "m7.py"
+    old = syntax_summary(base.encode(), str(m7), config)
+    edited = "import os\n\n\nclass Base:\n    def extra(self, payload):\n        return payload\n"
+    m7.write_text(edited)
+    new = syntax_summary(edited.encode(), str(m7), config)
+    assert old is not None and new is not None
+    assert derived_facts(before, old, new, ([], []), tmp_path, config) is None
+    assert "extra" in merged_facts(tmp_path, config).actor_methods
