@@ -186,7 +186,8 @@ def stands(
             return False  # (the facts forward it elsewhere)
         if name not in replaced and (name in index.unresolved or name in index.asked):
             return False
-    return not reaches_unread(used_names(bodies(added), added.questions), facts, deferred)
+    used = used_names(bodies(added), added.questions)
+    return not reaches_unread(used, facts, deferred, shared)
 
 
 def quiet(added: Added, facts: ProjectFacts) -> bool:

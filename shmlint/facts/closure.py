@@ -214,27 +214,32 @@ class _Defined:
         return used
 
 
-def reaches_unread(names: Iterable[str], facts: ProjectFacts, deferred: set[str]) -> bool:
+def reaches_unread(
+    names: Iterable[str], facts: ProjectFacts, deferred: set[str], shared: set[str]
+) -> bool:
     """Whether following ``names`` as the merge's closure does (:func:`close`: through the
     deferred modules, by what each imports for the next part) reaches a deferred module the
     closure did not read (``FactsIndex.reached``: the facts may hold it, read for a module
     spelling a caller's name, but a closure reading it too finds the callers' names in more
     aliases), or a class of a deferred module (whose bases and fields it would follow:
-    refused without reading them)."""
-    return deferred_through(names, facts, deferred) is None
+    refused without reading them), or a module several files claim (``shared``)."""
+    return deferred_through(names, facts, deferred, shared) is None
 
 
 def deferred_through(
     names: Iterable[str],
     facts: ProjectFacts,
     deferred: set[str],
+    shared: set[str],
     own: ModuleSummary | None = None,
 ) -> set[str] | None:
     """The deferred modules following ``names`` as the merge's closure does runs through (as
-    :func:`reaches_unread` follows them); None when that reaches a module the closure did not
-    read or a class of a deferred module. ``own``: a module whose imports and classes are
-    followed as it has them (its classes' bases and fields too), left out of the result with
-    the packages on the way to it (any name reaching it runs through them)."""
+    :func:`reaches_unread` follows them), a name ending at one included; None when that
+    reaches a module the closure did not read, a class of a deferred module, or a module
+    several files claim (``shared``: the closure follows each deferred file's imports, the
+    facts keep one file's aliases). ``own``: a module whose imports and classes are followed
+    as it has them (its classes' bases and fields too), left out of the result with the
+    packages on the way to it (any name reaching it runs through them)."""
     read = facts.index.reached if facts.index is not None else None
     imports = dict(own.imports) if own is not None else {}
     found: set[str] = set()
@@ -250,9 +255,11 @@ def deferred_through(
             module = ".".join(parts[:cut])
             if module not in deferred:
                 continue
-            if read is None or module not in read:
-                return None  # (the closure would read it)
+            if read is None or module not in read or module in shared:
+                return None  # (the closure would read it, or follow what the facts lack)
             if cut == len(parts):
+                if own is None or not f"{own.module}.".startswith(f"{module}."):
+                    found.add(module)  # (the closure reads the module a name ends at)
                 continue
             head, tail = parts[cut], parts[cut + 1 :]
             if own is not None and module == own.module:
@@ -286,12 +293,12 @@ def still_reached(
     runs through every deferred module it ran ``dropped`` (names only its last version used)
     through: then it reads each of them without those names (a package above the module,
     which its own names run through). False when that cannot be told (a name reaching a
-    module the facts lack, or a class of a deferred module, or running through a module
-    several files claim: the closure follows each file's imports, the facts keep one)."""
-    gone = deferred_through(dropped, facts, deferred)
-    if gone is None or gone & shared:
+    module the closure did not read, a class of a deferred module, a module several files
+    claim)."""
+    gone = deferred_through(dropped, facts, deferred, shared)
+    if gone is None:
         return False
     if not gone:
         return True
-    stay = deferred_through(kept, facts, deferred)
+    stay = deferred_through(kept, facts, deferred, shared)
     return stay is not None and gone <= stay

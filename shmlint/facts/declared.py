@@ -230,7 +230,7 @@ def _stands(item: Declared, facts: ProjectFacts, modules: Runs) -> bool:
     methods = item.methods
     if methods is not None and not stands(methods, facts, index, modules.deferred, modules.shared):
         return False
-    return not reaches_unread(used, facts, modules.deferred)
+    return not reaches_unread(used, facts, modules.deferred, modules.shared)
 
 
 def _spelled_by(item: Declared) -> list[str]:

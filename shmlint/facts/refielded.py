@@ -135,11 +135,11 @@ def refield(
         # (A name both versions use is followed, or not, by the closure either way.)
         now, then = (set(_field_names(s, item.shorts())) for s in (item.module, item.old))
         new, old = now - then, then - now
-        if deferred_through(new, facts, modules.deferred, item.module) is None:
+        if deferred_through(new, facts, modules.deferred, modules.shared, item.module) is None:
             return None
-        if deferred_through(old, facts, modules.deferred, item.old) != set():
+        if deferred_through(old, facts, modules.deferred, modules.shared, item.old) != set():
             return None  # (the merge may have read a deferred module for an old field alone)
-        if reaches_unread(question_names(item.asked), facts, modules.deferred):
+        if reaches_unread(question_names(item.asked), facts, modules.deferred, modules.shared):
             return None
         if reaches_deferred(question_names(item.dropped), modules.deferred):
             return None  # (the merge may have read a deferred module for the question alone)

@@ -156,6 +156,8 @@ def resign(
     names = gone & came  # (changed in place; the others removed, or added)
     if index is None or not names or not gone <= facts.functions:
         return None
+    if any(name.endswith(".__init__") for name in gone ^ came):
+        return None  # (a constructor's arguments land in other slots: found by a review)
     # (A constructor's call is placed by its class's name: an `__init__`'s, its owner.)
     callees = gone | {name[: -len(".__init__")] for name in gone if name.endswith(".__init__")}
     if callees & index.unplaced:
