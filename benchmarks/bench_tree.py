@@ -193,20 +193,25 @@ class Field(Edit):
 
 class Extract(Edit):
     """A helper extracted, as a refactoring does: the first one-line ``return <expression>``
-    of a module-level function (else of a method) passed through a new module-level function
-    (another name each run)."""
+    of an undecorated module-level function (else of a method of an undecorated class)
+    passed through a new module-level function (another name each run). (A remote function
+    or an actor's method changed in place is left to the merge.)"""
 
     def __call__(self) -> None:
         self.count += 1
         text = self.original.decode()
         tree = ast.parse(text)
-        functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+        functions = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and not node.decorator_list
+        ]
         functions += [
             node
             for cls in tree.body
-            if isinstance(cls, ast.ClassDef)
+            if isinstance(cls, ast.ClassDef) and not cls.decorator_list
             for node in cls.body
-            if isinstance(node, ast.FunctionDef)
+            if isinstance(node, ast.FunctionDef) and not node.decorator_list
         ]
         found = next(
             statement
