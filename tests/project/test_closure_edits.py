@@ -14,22 +14,12 @@ import pytest
 from shmlint.facts.added import added_functions
 from shmlint.facts.resigned import reworked_functions
 from shmlint.facts.summary import ModuleSummary
-from tests.project.merged import findings, merged_facts, reading, write_tree
+from tests.project.merged import merged_facts, reading, warm_after, write_tree
 
 
 def _removed(old: ModuleSummary, new: ModuleSummary, *questions: list[str]) -> object:
     """The reading of functions removed (``added_functions`` backwards)."""
     return added_functions(new, old, questions[1], questions[0])
-
-
-def _warm_and_cold(
-    root: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], edited: str
-) -> tuple[list[object], list[object]]:
-    write_tree(root, files)
-    cache = ("--cache-dir", str(root / ".cache"))
-    findings(root, capsys, *cache)
-    (root / "pkg" / "mod.py").write_text(edited)
-    return findings(root, capsys, *cache), findings(root, capsys, "--no-cache")
 
 
 # --- 1. (8b89bfc) an `__init__` added beside a function changed in place -------------------
@@ -62,10 +52,11 @@ def test_init_added_beside_a_change(tmp_path: Path) -> None:
 
 
 def test_init_added_beside_a_change_findings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    warm, cold = _warm_and_cold(tmp_path, capsys, BOX_FILES, BOX_EDITED)
-    assert warm == cold  # warm: SHM101 at pkg/mod.py:11 (stale); cold: none
+    # (A derived run kept SHM101 at pkg/mod.py:11, which a run without cache does not find.)
+    write_tree(tmp_path, BOX_FILES)
+    warm_after(tmp_path, capsys, monkeypatch, [(tmp_path / "pkg" / "mod.py", BOX_EDITED)])
 
 
 # --- 2. (4a9a915) still_reached: deferred_through leaves out a module a name ends at ---------
@@ -123,10 +114,11 @@ READER_FILES = {
 
 
 def test_dropped_question_naming_a_deferred_module_findings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    warm, cold = _warm_and_cold(tmp_path, capsys, READER_FILES, HEAD)
-    assert warm == cold  # warm keeps SHM102 at pkg/use.py:8; cold has none
+    # (A derived run kept SHM102 at pkg/use.py:8, which a run without cache does not find.)
+    write_tree(tmp_path, READER_FILES)
+    warm_after(tmp_path, capsys, monkeypatch, [(tmp_path / "pkg" / "mod.py", HEAD)])
 
 
 # --- 3. (4a9a915) still_reached: a kept name followed through an analysed file's alias of a

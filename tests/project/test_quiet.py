@@ -16,11 +16,10 @@ from shmlint.facts.resigned import resigned_functions
 from shmlint.facts.summary import ModuleSummary
 from tests.project.merged import (
     assert_merged,
-    findings,
-    full_runs,
     merged_facts,
     read_and_run,
     reading,
+    warm_after,
     write_tree,
 )
 
@@ -147,29 +146,6 @@ KEEPS_ADDED = (
 REVIEW_FETCH = "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
 
 
-def _warm_and_cold(
-    root: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    files: dict[str, str],
-    edits: list[str],
-) -> tuple[list[object], list[object], list[int]]:
-    """Findings of a warm run after each of ``edits`` to pkg/mod.py in turn (the last
-    one's), of a run without cache, and the full runs the last warm run made."""
-    write_tree(root, files)
-    mod = root / "pkg" / "mod.py"
-    cache = ("--cache-dir", str(root / ".cache"))
-    findings(root, capsys, *cache)
-    for text in edits[:-1]:
-        mod.write_text(text)
-        findings(root, capsys, *cache)
-    full = full_runs(monkeypatch)
-    mod.write_text(edits[-1])
-    warm = findings(root, capsys, *cache)
-    merged = list(full)
-    return warm, findings(root, capsys, "--no-cache"), merged
-
-
 # --- 1. A run whose facts were served from the cache records no caller words -------------------
 
 SERVED_HEAD = (
@@ -192,9 +168,10 @@ def test_a_reader_added_after_an_undone_edit(
         SERVED_HEAD,  # (undone: the facts of these keys are served from the cache)
         f"{SERVED_HEAD}\n\ndef added(x):\n    return fetch(x)\n",
     ]
-    warm, cold, merged = _warm_and_cold(tmp_path, capsys, monkeypatch, files, edits)
-    assert any("use.py" in str(f[0]) for f in cold)
-    assert warm == cold, merged
+    write_tree(tmp_path, files)
+    mod = tmp_path / "pkg" / "mod.py"
+    _, warm, _ = warm_after(tmp_path, capsys, monkeypatch, [(mod, text) for text in edits])
+    assert any("use.py" in str(f) for f in warm)  # (and a run without cache finds the same)
 
 
 # --- 2. A reader the merge finds through an alias caller_words' own map lacks ------------------
@@ -243,16 +220,6 @@ def test_a_reader_caller_words_miss(tmp_path: Path, before: str, after: str, rea
         assert_merged(derived, tmp_path, config, after)
 
 
-def test_a_reader_caller_words_miss_warm_findings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    edited = f"{CHAIN_HEAD}\n\ndef added(x):\n    return g(x)\n"
-    files = {**CHAIN, "pkg/use.py": KEEPS_ADDED}
-    warm, cold, merged = _warm_and_cold(tmp_path, capsys, monkeypatch, files, [edited])
-    assert any("use.py" in str(f[0]) for f in cold)
-    assert warm == cold, merged
-
-
 # --- 3. A class named as a module: its reading method passes as a module-level function ---------
 
 FOO_HEAD = (
@@ -279,14 +246,25 @@ def test_a_method_of_a_class_named_as_a_module(tmp_path: Path) -> None:
         assert_merged(derived, tmp_path, config, edited)
 
 
-def test_a_method_of_a_class_named_as_a_module_warm_findings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("files", "edited"),
+    [
+        (CHAIN, f"{CHAIN_HEAD}\n\ndef added(x):\n    return g(x)\n"),
+        (FOO, f"{FOO_HEAD}\n\ndef added(x):\n    return Foo.load(None, x)\n"),
+    ],
+    ids=["a-reader-caller-words-miss", "a-method-of-a-class-named-as-a-module"],
+)
+def test_a_caller_of_such_a_reader_finds_what_a_run_without_cache_finds(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    edited: str,
 ) -> None:
-    edited = f"{FOO_HEAD}\n\ndef added(x):\n    return Foo.load(None, x)\n"
-    files = {**FOO, "pkg/use.py": KEEPS_ADDED}
-    warm, cold, merged = _warm_and_cold(tmp_path, capsys, monkeypatch, files, [edited])
-    assert any("use.py" in str(f[0]) for f in cold)
-    assert warm == cold, merged
+    write_tree(tmp_path, {**files, "pkg/use.py": KEEPS_ADDED})
+    mod = tmp_path / "pkg" / "mod.py"
+    _, warm, _ = warm_after(tmp_path, capsys, monkeypatch, [(mod, edited)])
+    assert any("use.py" in str(f) for f in warm)  # (and a run without cache finds the same)
 
 
 def test_a_body_making_the_closure_read_a_module_read_only_for_a_caller_s_name(

@@ -789,13 +789,38 @@ def test_moved_lines_and_an_installed_class_that_changed(
     assert "holds arrays (`x`)" not in str(_check(tree, capsys, *cache))
 
 
+def _line_on_top(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    modules: dict[str, str],
+    edited: str,
+) -> tuple[list[dict[str, object]], list[dict[str, object]], list[str]]:
+    """``modules`` written in ``pkg/`` of a tree and checked, filling a cache; then a line
+    inserted on top of ``edited``: the findings before and after (a warm run, which merged
+    nothing and finds what a run without cache finds), and the files its phase 2 analysed."""
+    tree = tmp_path / "tree"
+    for name, text in modules.items():
+        (tree / "pkg").mkdir(parents=True, exist_ok=True)
+        (tree / "pkg" / name).write_text(text)
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    before = _check(tree, capsys, *cache)
+    path = tree / "pkg" / edited
+    path.write_text("# a line\n" + path.read_text())
+    full, analysed = _full_runs(monkeypatch), _phase_two_analyses(monkeypatch)
+    warm = _check(tree, capsys, *cache)
+    assert not full
+    seen = list(analysed)  # (not the run without cache's)
+    assert warm == _check(tree, capsys, "--no-cache")
+    return before, warm, seen
+
+
 def test_lines_moved_above_a_reader_recheck_only_the_files_that_looked_it_up(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Lines moved in a module defining a reader: the read's line is another answer only to
     the files that looked that reader up (a finding there cites it); another file phase 2
     re-checked keeps its result (it re-checked all of them: 2 s on the ray wheel)."""
-    tree = tmp_path / "tree"
     modules = {
         "__init__.py": "",
         "records.py": "import numpy as np\nimport ray\n\n\nclass Out:\n    x: np.ndarray\n",
@@ -804,20 +829,9 @@ def test_lines_moved_above_a_reader_recheck_only_the_files_that_looked_it_up(
         "apart.py": "import ray\n\nfrom pkg.records import Out\n\n\nclass Holder:\n"
         "    def hold(self, ref) -> None:\n        self.kept: Out = ray.get(ref)\n",
     }
-    for name, text in modules.items():
-        (tree / "pkg").mkdir(parents=True, exist_ok=True)
-        (tree / "pkg" / name).write_text(text)
-    cache = ("--cache-dir", str(tmp_path / "cache"))
-    before = _check(tree, capsys, *cache)
-    assert "pkg/reads.py:6)" in str(before)
-    reads = tree / "pkg" / "reads.py"
-    reads.write_text("# a line\n" + reads.read_text())
-    full, analysed = _full_runs(monkeypatch), _phase_two_analyses(monkeypatch)
-    warm = _check(tree, capsys, *cache)
-    assert not full
+    before, warm, analysed = _line_on_top(tmp_path, capsys, monkeypatch, modules, "reads.py")
+    assert "pkg/reads.py:6)" in str(before) and "pkg/reads.py:7)" in str(warm)
     assert "use.py" in analysed and "apart.py" not in analysed
-    assert "pkg/reads.py:7)" in str(warm)
-    assert warm == _check(tree, capsys, "--no-cache")
 
 
 def test_lines_moved_recheck_only_the_files_whose_lookups_name_a_moved_class(
@@ -826,7 +840,6 @@ def test_lines_moved_recheck_only_the_files_whose_lookups_name_a_moved_class(
     """Lines moved in a module of classes (no read: the functions returning reads are the
     same): phase 2 re-checks a file whose logged lookups name a class whose fact moved, and
     keeps the result of one whose lookups name none (``check_files``' ``differing``)."""
-    tree = tmp_path / "tree"
     modules = {
         "__init__.py": "",
         "records.py": "import numpy as np\nimport ray\n\n\nclass Out:\n    x: np.ndarray\n",
@@ -835,15 +848,5 @@ def test_lines_moved_recheck_only_the_files_whose_lookups_name_a_moved_class(
         "    def keep(self, ref) -> None:\n        self.kept: Out = fetch(ref)\n",
         "other.py": KEEPS,
     }
-    for name, text in modules.items():
-        (tree / "pkg").mkdir(parents=True, exist_ok=True)
-        (tree / "pkg" / name).write_text(text)
-    cache = ("--cache-dir", str(tmp_path / "cache"))
-    _check(tree, capsys, *cache)
-    records = tree / "pkg" / "records.py"
-    records.write_text("# a line\n" + records.read_text())
-    full, analysed = _full_runs(monkeypatch), _phase_two_analyses(monkeypatch)
-    warm = _check(tree, capsys, *cache)
-    assert not full
+    _, _, analysed = _line_on_top(tmp_path, capsys, monkeypatch, modules, "records.py")
     assert "use.py" in analysed and "other.py" not in analysed
-    assert warm == _check(tree, capsys, "--no-cache")
