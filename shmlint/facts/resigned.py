@@ -134,7 +134,7 @@ def _changed(
         return None
     gone, came = changed | (before.keys() - after.keys()), changed | (after.keys() - before.keys())
     defined = Counter(info.name for info in (*old.functions, *new.functions))
-    if any(defined[name] > 2 for name in changed):
+    if any(defined[name] > (2 if name in changed else 1) for name in gone | came):
         return None  # (defined twice: `@overload`, a property's setter, a version guard)
     return replaced(old, new, gone, came, old_questions, new_questions, init=True)
 
