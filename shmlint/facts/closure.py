@@ -238,10 +238,13 @@ def deferred_through(
     reaches a module the closure did not read, a class of a deferred module, or a module
     several files claim (``shared``: the closure follows each deferred file's imports, the
     facts keep one file's aliases). ``own``: a module whose imports and classes are followed
-    as it has them (its classes' bases and fields too), left out of the result with the
-    packages on the way to it (any name reaching it runs through them)."""
+    as it has them (its classes' bases and fields too), left out of the result, and, when it
+    is a deferred module the closure read, the packages on the way to it too (a name reached
+    it through them; an analysed module is merged whatever the closure reads)."""
     read = facts.index.reached if facts.index is not None else None
     imports = dict(own.imports) if own is not None else {}
+    # (A deferred module the closure read: the packages on the way to it are its.)
+    way = own.module.split(".") if own is not None and read and own.module in read else None
     found: set[str] = set()
     todo = list(names)
     seen: set[str] = set()
@@ -258,7 +261,7 @@ def deferred_through(
             if read is None or module not in read or module in shared:
                 return None  # (the closure would read it, or follow what the facts lack)
             if cut == len(parts):
-                if own is None or not f"{own.module}.".startswith(f"{module}."):
+                if way is None or way[:cut] != parts:
                     found.add(module)  # (the closure reads the module a name ends at)
                 continue
             head, tail = parts[cut], parts[cut + 1 :]
@@ -268,10 +271,8 @@ def deferred_through(
                     todo.append(".".join([target, *tail]))
                 todo += class_names(own, head)
                 continue
-            if own is not None and own.module.startswith(f"{module}.{head}"):
-                if own.module.split(".")[cut] == head:
-                    continue  # (a package above it, on the way to it)
-            found.add(module)
+            if way is None or way[: cut + 1] != parts[: cut + 1]:
+                found.add(module)  # (else a package above it, which a name reached it through)
             if f"{module}.{head}" in facts.classes:
                 return None
             target = facts.aliases.get(f"{module}.{head}")
@@ -288,17 +289,20 @@ def still_reached(
     facts: ProjectFacts,
     deferred: set[str],
     shared: set[str],
+    versions: tuple[ModuleSummary, ModuleSummary] | None = None,
 ) -> bool:
     """Whether the merge's closure, following ``kept`` (names an edited module still uses),
     runs through every deferred module it ran ``dropped`` (names only its last version used)
     through: then it reads each of them without those names (a package above the module,
     which its own names run through). False when that cannot be told (a name reaching a
     module the closure did not read, a class of a deferred module, a module several files
-    claim)."""
-    gone = deferred_through(dropped, facts, deferred, shared)
+    claim). ``versions``: the edited module's last and new summaries, followed as ``own``
+    (``deferred_through``) for the dropped and the kept names."""
+    last, now = versions if versions is not None else (None, None)
+    gone = deferred_through(dropped, facts, deferred, shared, last)
     if gone is None:
         return False
     if not gone:
         return True
-    stay = deferred_through(kept, facts, deferred, shared)
+    stay = deferred_through(kept, facts, deferred, shared, now)
     return stay is not None and gone <= stay

@@ -48,6 +48,8 @@ from shmlint.facts.closure import (
     deferred_through,
     question_names,
     reaches_unread,
+    still_reached,
+    used_names,
 )
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.index import kept_reads
@@ -137,7 +139,8 @@ def refield(
         new, old = now - then, then - now
         if deferred_through(new, facts, modules.deferred, modules.shared, item.module) is None:
             return None
-        if deferred_through(old, facts, modules.deferred, modules.shared, item.old) != set():
+        kept, versions = used_names(item.module), (item.old, item.module)
+        if not still_reached(old, kept, facts, modules.deferred, modules.shared, versions):
             return None  # (the merge may have read a deferred module for an old field alone)
         if reaches_unread(question_names(item.asked), facts, modules.deferred, modules.shared):
             return None

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from shmlint.facts.added import added_functions
+from shmlint.facts.refielded import refielded_classes
 from shmlint.facts.resigned import reworked_functions
 from shmlint.facts.summary import ModuleSummary
 from tests.project.merged import merged_facts, reading, warm_after, write_tree
@@ -169,3 +170,34 @@ def test_added_body_through_a_module_two_deferred_files_claim(tmp_path: Path) ->
     assert "a" not in before.modules
     assert derived is None
     assert "a" in merged_facts(tmp_path, config).modules  # (the merge reads a.py now)
+
+
+# --- A third review: the packages above an edited module (refielded.py's `own`) -------------
+BOX_ONLY = "import ray\n\n\nclass Box:\n    value: int\n"
+
+
+def test_a_field_dropping_the_only_name_through_a_deferred_package_above(tmp_path: Path) -> None:
+    # `value: int` is `pkg.mod.int` to the closure: it read `pkg` (deferred) for it alone.
+    files = {"pkg/__init__.py": "X = 1\n", "pkg/mod.py": BOX_ONLY}
+    edited = BOX_ONLY.replace("    value: int\n", "    pass\n")
+    before, derived, config = reading(tmp_path, files, edited, refielded_classes)
+    assert "pkg" in before.modules
+    assert derived is None
+    assert "pkg" not in merged_facts(tmp_path, config).modules
+
+
+def test_a_field_followed_through_the_package_s_alias_of_the_module(tmp_path: Path) -> None:
+    # `pkg` imports `mod` from elsewhere: the closure follows `pkg.mod.str` through it, to a
+    # module it did not read before.
+    files = {
+        "pkg/__init__.py": "from far import z as mod\n",
+        "pkg/mod.py": BOX_ONLY,
+        "far/__init__.py": "",
+        "far/z.py": "from deep import thing as str\n",
+        "deep.py": "def thing():\n    return 1\n",
+    }
+    edited = BOX_ONLY.replace("    value: int\n", "    value: int\n    other: str\n")
+    before, derived, config = reading(tmp_path, files, edited, refielded_classes)
+    assert "deep" not in before.modules
+    assert derived is None
+    assert "deep" in merged_facts(tmp_path, config).modules
