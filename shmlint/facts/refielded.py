@@ -22,9 +22,10 @@ summaries the merge read of their modules, unless
 - a class whose field names change is constructed without an ``__init__`` somewhere a call's
   arguments land by the fields' order and names: a handle passed there (a slot ``attr:`` of it
   with kinds) or placed nowhere (:attr:`FactsIndex.unplaced`) may land elsewhere now;
-- the new fields' names reach a module the facts lack, or a class of a deferred module but
-  the edited one (whose fields the closure would follow), or the old ones' run through a
-  deferred module (the merge may have read it for them alone), or rating the old ones read
+- the new fields' names reach a deferred module the closure did not read, or a class of a
+  deferred module but the edited one (whose fields the closure would follow), or the old
+  ones' run through a deferred module the module's other names do not run through (the
+  merge may have read it for them alone: ``closure.still_reached``), or rating the old ones read
   an installed class or module (the merge may have rated it for them alone);
 - a summary the merge read of a module to rate anew is not at hand (the caller's
   ``Runs.summaries``).
