@@ -52,14 +52,6 @@ def test_init_added_beside_a_change(tmp_path: Path) -> None:
     # derived: attr:pkg.mod.Box.value={'ref'...}; merged: param:pkg.mod.Box.__init__.other
 
 
-def test_init_added_beside_a_change_findings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # (A derived run kept SHM101 at pkg/mod.py:11, which a run without cache does not find.)
-    write_tree(tmp_path, BOX_FILES)
-    warm_after(tmp_path, capsys, monkeypatch, [(tmp_path / "pkg" / "mod.py", BOX_EDITED)])
-
-
 # --- 2. (4a9a915) still_reached: deferred_through leaves out a module a name ends at ---------
 # `found` is only added to past a module (`cut == len(parts): continue` comes first), so a
 # dropped name that IS a deferred module (here the root `train` of the question `m:train`)
@@ -114,12 +106,21 @@ READER_FILES = {
 }
 
 
-def test_dropped_question_naming_a_deferred_module_findings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("files", "edited"),
+    [(BOX_FILES, BOX_EDITED), (READER_FILES, HEAD)],
+    # (A derived run kept SHM101 at pkg/mod.py:11, SHM102 at pkg/use.py:8.)
+    ids=["init-added-beside-a-change", "dropped-question-naming-a-deferred-module"],
+)
+def test_a_warm_run_finds_what_a_run_without_cache_finds(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    edited: str,
 ) -> None:
-    # (A derived run kept SHM102 at pkg/use.py:8, which a run without cache does not find.)
-    write_tree(tmp_path, READER_FILES)
-    warm_after(tmp_path, capsys, monkeypatch, [(tmp_path / "pkg" / "mod.py", HEAD)])
+    write_tree(tmp_path, files)
+    warm_after(tmp_path, capsys, monkeypatch, [(tmp_path / "pkg" / "mod.py", edited)])
 
 
 # --- 3. (4a9a915) still_reached: a kept name followed through an analysed file's alias of a
