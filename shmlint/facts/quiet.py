@@ -69,7 +69,8 @@ def owns(names: Iterable[str]) -> Callable[[str], bool]:
 
 def _may_return_read(name: str, facts: ProjectFacts, callers: frozenset[str] | None) -> bool:
     """Whether a step of ``name`` returns a read, or may in ``flow.caller_words``' sense."""
-    points = {*facts.steps(name), facts.canonical(name)}
+    # (Every step ``canonical`` takes, and the chain past a function or a class it stops at.)
+    points = {name}
     step = name
     for _ in range(ALIAS_DEPTH):
         following = realias(facts.aliases, step)
