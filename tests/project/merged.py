@@ -198,6 +198,20 @@ def warm_after(
     return before, warm, merges
 
 
+def warm_after_edits(
+    root: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    texts: list[str],
+) -> list[object]:
+    """``files`` written under ``root``, then ``pkg/mod.py`` given each of ``texts`` in turn
+    (:func:`warm_after`): the last warm run's findings, which a run without cache finds."""
+    write_tree(root, files)
+    mod = root / "pkg" / "mod.py"
+    return warm_after(root, capsys, monkeypatch, [(mod, text) for text in texts])[1]
+
+
 def read_and_run(
     root: Path,
     capsys: pytest.CaptureFixture[str],

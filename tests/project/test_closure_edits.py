@@ -15,7 +15,7 @@ from shmlint.facts.added import added_functions
 from shmlint.facts.refielded import refielded_classes
 from shmlint.facts.resigned import reworked_functions
 from shmlint.facts.summary import ModuleSummary
-from tests.project.merged import merged_facts, reading, warm_after, write_tree
+from tests.project.merged import merged_facts, reading, warm_after_edits
 
 
 def _removed(old: ModuleSummary, new: ModuleSummary, *questions: list[str]) -> object:
@@ -119,8 +119,7 @@ def test_a_warm_run_finds_what_a_run_without_cache_finds(
     files: dict[str, str],
     edited: str,
 ) -> None:
-    write_tree(tmp_path, files)
-    warm_after(tmp_path, capsys, monkeypatch, [(tmp_path / "pkg" / "mod.py", edited)])
+    warm_after_edits(tmp_path, capsys, monkeypatch, files, [edited])
 
 
 # --- 3. (4a9a915) still_reached: a kept name followed through an analysed file's alias of a

@@ -19,8 +19,7 @@ from tests.project.merged import (
     merged_facts,
     read_and_run,
     reading,
-    warm_after,
-    write_tree,
+    warm_after_edits,
 )
 
 READS = "import ray\n\n\ndef fetch(ref):\n    return ray.get(ref)\n"
@@ -168,9 +167,7 @@ def test_a_reader_added_after_an_undone_edit(
         SERVED_HEAD,  # (undone: the facts of these keys are served from the cache)
         f"{SERVED_HEAD}\n\ndef added(x):\n    return fetch(x)\n",
     ]
-    write_tree(tmp_path, files)
-    mod = tmp_path / "pkg" / "mod.py"
-    _, warm, _ = warm_after(tmp_path, capsys, monkeypatch, [(mod, text) for text in edits])
+    warm = warm_after_edits(tmp_path, capsys, monkeypatch, files, edits)
     assert any("use.py" in str(f) for f in warm)  # (and a run without cache finds the same)
 
 
@@ -261,9 +258,8 @@ def test_a_caller_of_such_a_reader_finds_what_a_run_without_cache_finds(
     files: dict[str, str],
     edited: str,
 ) -> None:
-    write_tree(tmp_path, {**files, "pkg/use.py": KEEPS_ADDED})
-    mod = tmp_path / "pkg" / "mod.py"
-    _, warm, _ = warm_after(tmp_path, capsys, monkeypatch, [(mod, edited)])
+    keeps = {**files, "pkg/use.py": KEEPS_ADDED}
+    warm = warm_after_edits(tmp_path, capsys, monkeypatch, keeps, [edited])
     assert any("use.py" in str(f) for f in warm)  # (and a run without cache finds the same)
 
 
