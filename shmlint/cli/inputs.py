@@ -147,6 +147,7 @@ def _run(
             trace=trace,
             last=last,
             stats=stats,
+            indexed=cache is not None,  # (its index serves only later runs' derivations)
         )
     else:
         outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)

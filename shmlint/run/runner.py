@@ -198,6 +198,7 @@ def check_project(
     trace: RunTrace | None = None,
     last: LastRun | None = None,
     stats: Sequence[Stat | None] | None = None,
+    indexed: bool = True,
 ) -> tuple[ProjectFacts, list[FileResult]]:
     """The project run (shmlint/run/passes.py): phase 1 on every file, the merge, phase 2
     on the files whose findings the project's facts may change; results in input order.
@@ -208,17 +209,22 @@ def check_project(
     taken as it is: what the file gives the merge, the readers' names it spells);
     ``stats``: the files' stats, taken before the run: a file whose stat is the one recorded
     keeps the recorded phase-1 key, and is read only if the run needs its bytes (as the
-    record's warm run trusts stats)."""
+    record's warm run trusts stats); ``indexed``: the facts get their index (only a later
+    run's derivations read it: a run keeping no cache skips it)."""
     trusted: list[str | None] = (
         [last.stood(index, stat) for index, stat in enumerate(stats)]
         if last and stats and len(stats) == len(files) and cache and lazy and prefilter
         else [None] * len(files)
     )
     try:
-        return _check_project(files, config, jobs, cache, prefilter, lazy, trace, last, trusted)
+        return _check_project(
+            files, config, jobs, cache, prefilter, lazy, trace, last, trusted, indexed
+        )
     except _Moved:  # a file changed during the run, its stat the recorded one when taken
         anew: list[str | None] = [None] * len(files)
-        return _check_project(files, config, jobs, cache, prefilter, lazy, trace, last, anew)
+        return _check_project(
+            files, config, jobs, cache, prefilter, lazy, trace, last, anew, indexed
+        )
 
 
 def _check_project(
@@ -231,6 +237,7 @@ def _check_project(
     trace: RunTrace | None,
     last: LastRun | None,
     trusted: list[str | None],
+    indexed: bool,
 ) -> tuple[ProjectFacts, list[FileResult]]:
     """:func:`check_project`, with the phase-1 keys its stats let it trust (``trusted``)."""
     contents = _Contents(files, trusted, cache, lazy)
@@ -282,7 +289,7 @@ def _check_project(
                 packs[stored] = pack
         modules = Deferred(files, contents, firsts, keys, config, cache, workers, last)
         with external.stored_in(cache):
-            facts, served = project_facts(firsts, keys, config, cache, modules)
+            facts, served = project_facts(firsts, keys, config, cache, modules, indexed=indexed)
         # Which files phase 2 re-checks depends only on the run's phase-1 keys (as the facts
         # do): a warm run reads the decision instead of asking every file again.
         plan_key = "g" + run_digest(keys) if cache is not None else None

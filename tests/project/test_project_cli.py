@@ -116,3 +116,25 @@ def test_facts_survive_their_json_form() -> None:
     again = ProjectFacts.from_json(json.loads(json.dumps(facts.to_json())))
     assert again.to_json() == facts.to_json()
     assert again.digest() == facts.digest()
+
+
+def test_a_run_keeping_no_cache_gives_its_facts_no_index(
+    wrapper: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a later run's derivations read the facts' index (shmlint/facts/index.py): a run
+    without a cache skips it, and finds what a run filling a cache finds."""
+    from shmlint.run import merging
+
+    indexed: list[bool] = []
+    merge = merging.merge
+
+    def spy(*args: object, **kwargs: object) -> ProjectFacts:
+        facts = merge(*args, **kwargs)  # type: ignore[arg-type]
+        indexed.append(facts.index is not None)
+        return facts
+
+    monkeypatch.setattr(merging, "merge", spy)
+    cold = _json(capsys, "--no-cache", str(wrapper))
+    filled = _json(capsys, "--cache-dir", str(wrapper / "cache"), str(wrapper))
+    assert indexed == [False, True]
+    assert cold == filled and cold
