@@ -75,6 +75,9 @@ class AnalysisBase:
     def bind(self, target: ast.expr, value: Value, state: State) -> None:
         raise NotImplementedError
 
+    def typed(self, value: Value, annotation: ast.expr, what: str) -> Value:
+        raise NotImplementedError
+
     def store_attribute(self, target: ast.Attribute, value: Value, state: State) -> None:
         raise NotImplementedError
 

@@ -173,21 +173,26 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
             return
         annotation = self.annotations.get(name)
         if annotation is not None:
-            evidence = self.annotation_evidence(annotation)
-            if evidence is Evidence.ARRAY_FREE:
-                # Declared to hold no arrays: nothing of a read's buffer can be in it (the
-                # value's own annotation decides first, DESIGN §3).
-                value = value.without(value.labels)
-            if evidence is not Evidence.UNKNOWN:
-                own = self.annotation_payload(annotation, "the value's annotation")
-                value = dataclasses.replace(
-                    value, evidence=evidence, why=own.why, model_output=own.model_output
-                )
+            value = self.typed(value, annotation, "the value's annotation")
             value = dataclasses.replace(value, kinds=value.kinds | self.annotated_kinds(annotation))
         state.vars[name] = value
         state.bound_at[name] = Site.of(target)
         if isinstance(self.node, ast.Module) and value.kinds:
             self.ctx.facts.merge_kinds(self.ctx.facts.module_kinds, name, value.kinds)
+
+    def typed(self, value: Value, annotation: ast.expr, what: str) -> Value:
+        """``value`` known to be of the type ``annotation`` names (``what``: where that is
+        said, for the message): its evidence. Array-free: nothing of a read's buffer can be
+        in it (the value's own type decides first, DESIGN §3)."""
+        evidence = self.annotation_evidence(annotation)
+        if evidence is Evidence.UNKNOWN:
+            return value
+        if evidence is Evidence.ARRAY_FREE:
+            value = value.without(value.labels)
+        own = self.annotation_payload(annotation, what)
+        return dataclasses.replace(
+            value, evidence=evidence, why=own.why, model_output=own.model_output
+        )
 
     def store_attribute(self, target: ast.Attribute, value: Value, state: State) -> None:
         """``obj.attr = value``: the value outlives the iteration on the object (SHM102)."""

@@ -7,6 +7,7 @@ import ast
 from shmlint.analysis.dataflow.base import AnalysisBase
 from shmlint.analysis.dataflow.frames import LoopFrame, assigned_names
 from shmlint.analysis.dataflow.values import EMPTY, Label, Site, State, Value, join_states
+from shmlint.facts.evidence import Evidence
 from shmlint.facts.kinds import REF, payload_kinds
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -48,8 +49,10 @@ class StatementMixin(AnalysisBase):
             self.delete(node, state)
         elif isinstance(node, ast.If):
             self.value(node.test, state)
-            taken = self.block(node.body, state.copy())
-            return join_states([taken, self.block(node.orelse, state.copy())])
+            taken, other = state.copy(), state.copy()
+            self.narrow(node.test, taken, other)
+            taken = self.block(node.body, taken)
+            return join_states([taken, self.block(node.orelse, other)])
         elif isinstance(node, _LOOPS):
             return self.loop(node, state)
         elif isinstance(node, (ast.Break, ast.Continue)):
@@ -71,6 +74,11 @@ class StatementMixin(AnalysisBase):
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, entered.derived(), state)
             return self.block(node.body, state)
+        elif isinstance(node, ast.Assert):
+            self.value(node.test, state)
+            if node.msg is not None:
+                self.value(node.msg, state)
+            self.narrow(node.test, state, None)
         elif isinstance(node, ast.Match):
             return self.match_statement(node, state)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -82,6 +90,36 @@ class StatementMixin(AnalysisBase):
                 if isinstance(child, ast.expr):
                     self.value(child, state)
         return state
+
+    def narrow(self, test: ast.expr, yes: State | None, no: State | None) -> None:
+        """A type test's paths (``yes``: where ``test`` holds; ``no``: where it does not;
+        None: not followed): where ``isinstance(x, T)`` holds for an array-free ``T``, the
+        variable ``x`` holds no read's buffer, as if so annotated (``if isinstance(out,
+        ErrorResponse): return out`` returns no array). ``not`` swaps the paths, ``and``
+        holds where each part does (``if not isinstance(x, int): return`` leaves ``x`` an
+        ``int`` after it). A test for an array type raises nothing: joined with the paths
+        where it failed, its evidence would outlive the test."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            self.narrow(test.operand, no, yes)
+        elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            for part in test.values:
+                self.narrow(part, yes, None)
+        elif yes is not None and (tested := self.type_test(test)) is not None:
+            name, types = tested
+            value = yes.vars.get(name)
+            if value is not None and value.labels:
+                if self.annotation_evidence(types) is Evidence.ARRAY_FREE:
+                    yes.vars[name] = self.typed(value, types, "the `isinstance` check's type")
+
+    def type_test(self, test: ast.expr) -> tuple[str, ast.expr] | None:
+        """``isinstance(x, T)`` of a variable ``x`` (the builtin): ``x`` and ``T``."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name)):
+            return None
+        if test.keywords or len(test.args) != 2 or not isinstance(test.args[0], ast.Name):
+            return None
+        if test.func.id != "isinstance" or self.scope.resolve("isinstance") != "isinstance":
+            return None
+        return test.args[0].id, test.args[1]
 
     def ann_assign(self, node: ast.AnnAssign, state: State) -> None:
         """``x: T = v`` binds with T's evidence; ``self.x: T = v`` stores with it."""
