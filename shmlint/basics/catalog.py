@@ -120,6 +120,24 @@ ARRAY_FREE_TYPES = frozenset(
         "date",
     }
 )
+# Library types, by qualified name, that hold no zero-copy buffer once Ray hands them back:
+# boosters pickle their model as bytes or a string and load it into a new native handle
+# (`xgboost.Booster.__setstate__`, `lightgbm.Booster.__setstate__`); a pyarrow schema, type
+# or field is rebuilt from its description (no array buffers).
+ARRAY_FREE_LIBRARY_TYPES = frozenset(
+    {
+        "xgboost.Booster",
+        "xgboost.core.Booster",
+        "lightgbm.Booster",
+        "lightgbm.basic.Booster",
+        "pyarrow.Schema",
+        "pyarrow.lib.Schema",
+        "pyarrow.DataType",
+        "pyarrow.lib.DataType",
+        "pyarrow.Field",
+        "pyarrow.lib.Field",
+    }
+)
 # Generic wrappers that are neutral: evidence comes from their arguments.
 NEUTRAL_GENERICS = frozenset(
     {

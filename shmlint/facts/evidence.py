@@ -68,11 +68,11 @@ class TypeTables:
 @functools.cache
 def _tables(array_types: frozenset[str], zero_copy_torch: bool) -> TypeTables:
     arrays, names = catalog.ZERO_COPY_ARRAY_TYPES, catalog.ZERO_COPY_ARRAY_NAMES
-    free, free_names = frozenset[str](), catalog.ARRAY_FREE_TYPES
+    free, free_names = catalog.ARRAY_FREE_LIBRARY_TYPES, catalog.ARRAY_FREE_TYPES
     if zero_copy_torch:
         arrays, names = arrays | catalog.TORCH_TYPES, names | catalog.TORCH_NAMES
     else:
-        free, free_names = catalog.TORCH_TYPES, free_names | catalog.TORCH_NAMES
+        free, free_names = free | catalog.TORCH_TYPES, free_names | catalog.TORCH_NAMES
     return TypeTables(arrays, names, free, free_names, array_types)
 
 

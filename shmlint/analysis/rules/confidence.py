@@ -41,7 +41,10 @@ The first of these that says something decides:
   containers), configured `array-types`; torch tensors only with `zero-copy-torch = true`
   (`--zero-copy-torch`), which mirrors Ray's `RAY_ENABLE_ZERO_COPY_TORCH_TENSORS`.
 - *Array-free*: scalars, strings, bytes, containers of those, torch tensors by default (Ray
-  copies them), project classes whose fields are all array-free.
+  copies them), project classes whose fields are all array-free, and library objects Ray
+  rebuilds without a shared buffer: `xgboost.Booster` and `lightgbm.Booster` (their model is
+  pickled as bytes and loaded into a new native handle), `pyarrow.Schema`, `DataType` and
+  `Field`.
 - Type names are matched by qualified name where the module's imports resolve them, so
   `jax.Array` or a project's own `Table` is not pyarrow's; by their last component only when
   the name does not resolve.
