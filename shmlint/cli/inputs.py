@@ -147,7 +147,7 @@ def _run(
             trace=trace,
             last=last,
             stats=stats,
-            indexed=cache is not None,  # (its index serves only later runs' derivations)
+            indexed=False,  # (only later runs read the index: a run keeping a cache has one)
         )
     else:
         outcomes = check_files(files, config, jobs=jobs, cache=cache, prefilter=prefilter)

@@ -46,23 +46,31 @@ def test_an_array_free_test_narrows() -> None:
         ("", "isinstance(obj=out, class_or_tuple=int)"),
         ("", "isinstance(out, int) or out is None"),  # may fail the type test
         ("", "type(out) is int"),
+        ("from torch import *", "isinstance(out, Tensor)"),  # unbound: not the builtin's
+        ("import numpy as np", "isinstance(out, np.ndarray)"),  # an array type
+        ("", "isinstance(out, (int, object))"),
     ],
 )
 def test_other_tests_narrow_nothing(extra: str, test: str) -> None:
     assert _lines(KEEPER.format(extra=extra, test=test)) == [8]
 
 
-def test_a_project_class_of_scalars_narrows_in_the_project_run(
+def test_a_project_class_narrows_nothing_in_the_project_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Project-wide too: a class of scalars may have a subclass holding arrays."""
     (tmp_path / "status.py").write_text(
         "import dataclasses\n\n\n@dataclasses.dataclass\nclass Status:\n    code: int\n"
     )
     (tmp_path / "keeper.py").write_text(
         KEEPER.format(extra="from status import Status", test="isinstance(out, Status)")
     )
-    argv = ["check", "--no-cache", "--min-confidence", "medium", "--exit-zero"]
-    main([*argv, "--per-file", str(tmp_path)])
-    assert "keeper.py:8:" in capsys.readouterr().out  # on its own, `Status` is unknown
-    main([*argv, str(tmp_path)])
-    assert "keeper.py" not in capsys.readouterr().out
+    main(["check", "--no-cache", "--min-confidence", "medium", "--exit-zero", str(tmp_path)])
+    assert "keeper.py:8:" in capsys.readouterr().out
+
+
+def test_a_project_class_named_as_a_builtin_narrows_nothing() -> None:
+    text = KEEPER.format(extra="", test="isinstance(out, int)").replace(
+        "import ray\n", "import ray\n\n\nclass int:\n    data: object\n", 1
+    )
+    assert _lines(text) == [12]

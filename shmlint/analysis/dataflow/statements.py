@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import builtins
 
 from shmlint.analysis.dataflow.base import AnalysisBase
 from shmlint.analysis.dataflow.frames import LoopFrame, assigned_names
 from shmlint.analysis.dataflow.values import EMPTY, Label, Site, State, Value, join_states
-from shmlint.facts.evidence import Evidence
+from shmlint.basics.names import qualified_name
+from shmlint.facts.evidence import leaves
 from shmlint.facts.kinds import REF, payload_kinds
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -93,22 +95,29 @@ class StatementMixin(AnalysisBase):
 
     def narrow(self, test: ast.expr, yes: State | None, no: State | None) -> None:
         """A type test's paths (``yes``: where ``test`` holds; ``no``: where it does not;
-        None: not followed): where ``isinstance(x, T)`` holds for an array-free ``T``, the
-        variable ``x`` holds no read's buffer, as if so annotated (``if isinstance(out,
-        ErrorResponse): return out`` returns no array). ``not`` swaps the paths, ``and``
-        holds where each part does (``if not isinstance(x, int): return`` leaves ``x`` an
-        ``int`` after it). A test for an array type raises nothing: joined with the paths
-        where it failed, its evidence would outlive the test."""
+        None: not followed): where ``isinstance(x, T)`` holds for a builtin scalar type or a
+        library type known array-free (:meth:`array_free_test`), the variable ``x`` holds no
+        read's buffer, as if so annotated. ``not`` swaps the paths, ``and`` holds where each
+        part does (``if not isinstance(n, int): return`` leaves ``n`` an ``int`` after it); a
+        name the test itself rebinds (``:=``) is not narrowed. A test for an array type
+        raises nothing: joined with the paths where it failed, its evidence would outlive
+        the test."""
+        rebound = {sub.target.id for sub in ast.walk(test) if isinstance(sub, ast.NamedExpr)}
+        self._narrow(test, yes, no, rebound)
+
+    def _narrow(
+        self, test: ast.expr, yes: State | None, no: State | None, rebound: set[str]
+    ) -> None:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            self.narrow(test.operand, no, yes)
+            self._narrow(test.operand, no, yes, rebound)
         elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             for part in test.values:
-                self.narrow(part, yes, None)
+                self._narrow(part, yes, None, rebound)
         elif yes is not None and (tested := self.type_test(test)) is not None:
             name, types = tested
             value = yes.vars.get(name)
-            if value is not None and value.labels:
-                if self.annotation_evidence(types) is Evidence.ARRAY_FREE:
+            if value is not None and value.labels and name not in rebound:
+                if self.array_free_test(types):
                     yes.vars[name] = self.typed(value, types, "the `isinstance` check's type")
 
     def type_test(self, test: ast.expr) -> tuple[str, ast.expr] | None:
@@ -120,6 +129,21 @@ class StatementMixin(AnalysisBase):
         if test.func.id != "isinstance" or self.scope.resolve("isinstance") != "isinstance":
             return None
         return test.args[0].id, test.args[1]
+
+    def array_free_test(self, types: ast.expr) -> bool:
+        """``types`` (of an ``isinstance`` test) names only builtin types known array-free
+        (``int``, ``str``...) and library types known array-free by qualified name
+        (``torch.Tensor`` by default, ``pyarrow.Schema``): never a project class, whose
+        subclasses may hold arrays, nor a name the module binds otherwise."""
+        tables = self.ctx.tables
+        found = leaves(types)
+        for leaf in found:
+            if isinstance(leaf, ast.Name) and not self.scope.binds(leaf.id):
+                if leaf.id not in tables.free_names or not hasattr(builtins, leaf.id):
+                    return False
+            elif qualified_name(leaf, self.scope) not in tables.free:
+                return False
+        return bool(found)
 
     def ann_assign(self, node: ast.AnnAssign, state: State) -> None:
         """``x: T = v`` binds with T's evidence; ``self.x: T = v`` stores with it."""

@@ -15,10 +15,11 @@ The first of these that says something decides:
 
 1. **The value's own annotation**: `answers: list[str] = ray.get(ref)`, or a local container
    declared `list[str]` that the value goes into. A value declared to hold no arrays drops the
-   read: it is never reported. So does a variable where a type test for array-free types
-   holds: `if isinstance(out, ErrorResponse): return out`, past `if not isinstance(n, int):
-   return`, after `assert isinstance(x, (int, str))` (a test for an array type raises
-   nothing: where it failed, nothing is known).
+   read: it is never reported. So does a variable where a type test for builtin scalar types
+   (or library types known array-free, by qualified name) holds: `if isinstance(n, int):
+   self.count = n`, past `if not isinstance(n, int): return`, after `assert isinstance(x,
+   (int, str))`. A test for a project class narrows nothing (a subclass may hold arrays), nor
+   does a test for an array type (where it failed, nothing is known).
 2. **The payload of the read**: the declared return type of what produced the ref — a
    `@ray.remote` function (`f.remote()`, `ray.remote(f)`, or one made remote where it is
    called: `ray.remote(num_gpus=2)(f).remote()`), a method of an actor class
@@ -42,9 +43,9 @@ The first of these that says something decides:
   (`--zero-copy-torch`), which mirrors Ray's `RAY_ENABLE_ZERO_COPY_TORCH_TENSORS`.
 - *Array-free*: scalars, strings, bytes, containers of those, torch tensors by default (Ray
   copies them), project classes whose fields are all array-free, and library objects Ray
-  rebuilds without a shared buffer: `xgboost.Booster` and `lightgbm.Booster` (their model is
-  pickled as bytes and loaded into a new native handle), `pyarrow.Schema`, `DataType` and
-  `Field`.
+  rebuilds without a shared buffer: `xgboost.Booster` (its model is pickled as bytes and
+  loaded into a new native handle), `pyarrow.Schema`, `DataType` and `Field`. (Not
+  `lightgbm.Booster`: after a custom `feval` it holds numpy buffers that come back zero-copy.)
 - Type names are matched by qualified name where the module's imports resolve them, so
   `jax.Array` or a project's own `Table` is not pyarrow's; by their last component only when
   the name does not resolve.
