@@ -138,3 +138,17 @@ def test_a_run_keeping_no_cache_gives_its_facts_no_index(
     filled = _json(capsys, "--cache-dir", str(wrapper / "cache"), str(wrapper))
     assert indexed == [False, True]
     assert cold == filled and cold
+
+
+def test_facts_kept_in_a_cache_carry_their_index(wrapper: Path) -> None:
+    """The index is left out only where no later run can read it: with a cache, never."""
+    from shmlint.basics.config import Config
+    from shmlint.run.cache import Cache
+    from shmlint.run.discovery import iter_python_files
+    from shmlint.run.runner import check_project
+
+    config = Config()
+    files = list(iter_python_files([str(wrapper)], config))
+    cache = Cache(wrapper / "cache", config)
+    assert check_project(files, config, jobs=1, cache=cache, indexed=False)[0].index is not None
+    assert check_project(files, config, jobs=1, cache=None, indexed=False)[0].index is None
