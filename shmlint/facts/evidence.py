@@ -189,8 +189,13 @@ def _rate(
     if qualified is not None and "." in qualified:
         if qualified in tables.arrays or qualified in tables.configured:
             return Evidence.ARRAYS
-        if qualified in tables.free or name in tables.free_names:
+        if qualified in tables.free:
             return Evidence.ARRAY_FREE
+        if name in tables.free_names:
+            # (`datetime.date`, `uuid.UUID`...; a project class so named is rated by its
+            # fields when they say something: `class Tensor: data: np.ndarray`)
+            found = resolve(leaf) if resolve is not None else Evidence.UNKNOWN
+            return Evidence.ARRAY_FREE if found is Evidence.UNKNOWN else found
     elif name in tables.array_names:
         return Evidence.ARRAYS
     elif name in tables.free_names:

@@ -48,7 +48,8 @@ The first of these that says something decides:
   `lightgbm.Booster`: after a custom `feval` it holds numpy buffers that come back zero-copy.)
 - Type names are matched by qualified name where the module's imports resolve them, so
   `jax.Array` or a project's own `Table` is not pyarrow's; by their last component only when
-  the name does not resolve.
+  the name does not resolve. A project class named like an array-free type (`Tensor`,
+  `Path`) is rated by its fields when they say something.
 
 ## The result
 - `high`: array evidence, or a compiled-graph channel read of unknown payload (the read lock
