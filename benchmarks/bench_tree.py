@@ -414,10 +414,20 @@ def main() -> int:
             times[name] = wall
             print(f"{name:<30} {wall:8.2f} {lines / wall:12,.0f} {peak:8.0f}", flush=True)
     finally:
-        made: tuple[Edit, ...] = (leaf_comment, payload_comment, payload_function, leaf_moved)
-        made += (payload_moved,)
-        made += (leaf_import, leaf_unimport, payload_class, payload_parameter, payload_field)
-        made += (leaf_extract, reader_moved)
+        made = (
+            leaf_comment,
+            payload_comment,
+            payload_function,
+            leaf_moved,
+            payload_moved,
+            leaf_import,
+            leaf_unimport,
+            payload_class,
+            payload_parameter,
+            payload_field,
+            leaf_extract,
+            reader_moved,
+        )
         for edit in (*made, payload_removal):
             edit.undo()
         shutil.rmtree(cache, ignore_errors=True)

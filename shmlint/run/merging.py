@@ -268,7 +268,8 @@ def project_facts(
     """Merge the summaries of the analysed modules and of the deferred modules they reach;
     cached under the digest of every phase-1 key of the run. True: served from the cache.
     ``indexed``: give the facts their index (``FactsIndex``), which only the derivations of a
-    later run read (a run without a cache skips it: a fifth of the ray wheel's merge)."""
+    later run read (a run without a cache may skip it: a fifth of the ray wheel's merge; facts
+    a cache keeps always carry it)."""
     facts_key = None
     if cache is not None:
         facts_key = facts_key_of(keys)
@@ -307,7 +308,7 @@ def project_facts(
     # The classes phase 1 asked about (an installed package's are rated now, into the
     # digest), and the functions (the facts' index): every question of phase 1.
     questions = [q for item in firsts if item is not None for q, _ in item.questions]
-    asked = questions if indexed else None
+    asked = questions if indexed or cache is not None else None
     facts = merge(merged, tables, external, asked_classes(questions), asked)
     if facts.index is not None:  # (what derivations ask: shmlint/facts/quiet.py, closure.py)
         words = frozenset(word.decode() for word in modules.caller_words)

@@ -210,13 +210,12 @@ def check_project(
     ``stats``: the files' stats, taken before the run: a file whose stat is the one recorded
     keeps the recorded phase-1 key, and is read only if the run needs its bytes (as the
     record's warm run trusts stats); ``indexed``: the facts get their index (only a later
-    run's derivations read it: a run keeping no cache may skip it; with a cache, always)."""
+    run's derivations read it: a run keeping no cache may skip it; :func:`project_facts`)."""
     trusted: list[str | None] = (
         [last.stood(index, stat) for index, stat in enumerate(stats)]
         if last and stats and len(stats) == len(files) and cache and lazy and prefilter
         else [None] * len(files)
     )
-    indexed = indexed or cache is not None  # (facts kept in a cache carry their index)
     try:
         return _check_project(
             files, config, jobs, cache, prefilter, lazy, trace, last, trusted, indexed

@@ -799,10 +799,10 @@ def _line_on_top(
     """``modules`` written in ``pkg/`` of a tree and checked, filling a cache; then a line
     inserted on top of ``edited``: the findings before and after (a warm run, which merged
     nothing and finds what a run without cache finds), and the files its phase 2 analysed."""
+    from tests.project.merged import write_tree  # (merged.py imports this module)
+
     tree = tmp_path / "tree"
-    for name, text in modules.items():
-        (tree / "pkg").mkdir(parents=True, exist_ok=True)
-        (tree / "pkg" / name).write_text(text)
+    write_tree(tree, {f"pkg/{name}": text for name, text in modules.items()})
     cache = ("--cache-dir", str(tmp_path / "cache"))
     before = _check(tree, capsys, *cache)
     path = tree / "pkg" / edited
