@@ -20,7 +20,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from shmlint.analysis.dataflow.gate import lines_spelling
 from shmlint.analysis.dataflow.values import Site
+from shmlint.analysis.helper_kind import READ_ONLY_CHECKS, checkers_of, detaches_param_fields
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope, last_name, qualified_name
@@ -34,7 +36,6 @@ _COPY_METHODS = catalog.COPY_METHODS
 _SETATTR = frozenset({"setattr", "object.__setattr__"})
 _REPLACE = frozenset({"dataclasses.replace", "copy.replace"})
 _DEEP = frozenset({"copy.deepcopy"})
-_READ_ONLY_CHECKS = frozenset({"writeable", "WRITEABLE", "is_zero_copy"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -282,68 +283,6 @@ def _join(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] 
     return a & b
 
 
-def _detaches_param_fields(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
-    """A detach helper by what it does, whatever its name: it copies *read-only* arrays (it
-    checks ``flags.writeable`` or ``is_zero_copy``) and stores the copies back into fields of
-    ``param`` (``p.f = …``, ``p._replace(f=…)``, ``replace(p, f=…)``). Copying fields for
-    other uses, or storing copies without a read-only check, is ordinary code (measured on
-    vLLM 0.34: model-setup functions store copies back into their own fields)."""
-    checks_read_only = any(
-        (isinstance(sub, ast.Attribute) and sub.attr in _READ_ONLY_CHECKS)
-        or (isinstance(sub, ast.Constant) and sub.value in _READ_ONLY_CHECKS)
-        or (isinstance(sub, ast.Name) and sub.id in _READ_ONLY_CHECKS)
-        for sub in ast.walk(node)
-    )
-    if not checks_read_only:
-        return False
-    body = list(statements(node.body, into_scopes=False))
-    names = {param}  # the parameter, and the loop variables over it (`for o in outputs`)
-    for statement in body:
-        if (
-            isinstance(statement, (ast.For, ast.AsyncFor))
-            and _is_name(statement.iter, param)
-            and isinstance(statement.target, ast.Name)
-        ):
-            names.add(statement.target.id)
-    for statement in body:
-        targets: list[ast.expr] = []
-        if isinstance(statement, ast.Assign):
-            targets = statement.targets
-        elif isinstance(statement, ast.AnnAssign):
-            targets = [statement.target]
-        for target in targets:
-            if (
-                isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id in names
-            ):
-                return True
-    for sub in ast.walk(node):
-        if (
-            isinstance(sub, ast.Call)
-            and last_name(sub.func) in {"setattr", "__setattr__"}
-            and sub.args
-            and isinstance(sub.args[0], ast.Name)
-            and sub.args[0].id in names
-        ):
-            return True
-        if isinstance(sub, ast.Call) and sub.keywords:
-            func = sub.func
-            if isinstance(func, ast.Attribute) and func.attr == "_replace":
-                root = func.value
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id in names:
-                    return True
-            if last_name(func) == "replace" and sub.args and _is_name(sub.args[0], param):
-                return True
-    return False
-
-
-def _is_name(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
 def _annotated_class(
     annotation: ast.expr | None, view: ProjectView, scope: Scope
 ) -> ClassFact | None:
@@ -367,7 +306,7 @@ def incomplete_helpers(
     read_only_lines = None
     if text is not None:
         names = (*catalog.HELPER_NAMES, *options.extend_sanitizers)
-        spelled = [word for word in _READ_ONLY_CHECKS if word in text]
+        spelled = [word for word in READ_ONLY_CHECKS if word in text]
         if not spelled and not any(name.rpartition(".")[2] in text for name in names):
             return []  # no function here is named as a helper or checks for read-only arrays
         read_only_lines = (
@@ -379,6 +318,9 @@ def incomplete_helpers(
             if spelled
             else []
         )
+    checkers = checkers_of(tree, read_only_lines)
+    if text is not None and read_only_lines is not None:
+        read_only_lines = sorted({*read_only_lines, *lines_spelling(text, checkers)})
     misses: list[Miss] = []
     for node in statements(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -392,7 +334,7 @@ def incomplete_helpers(
             end = node.end_lineno or node.lineno
             if not any(node.lineno <= line <= end for line in read_only_lines):
                 continue
-        candidates = [a for a in annotated if named or _detaches_param_fields(node, a.arg)]
+        candidates = [a for a in annotated if named or detaches_param_fields(node, a.arg, checkers)]
         if not candidates:
             continue
         scope = Scope(node, module_scope)

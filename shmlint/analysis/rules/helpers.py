@@ -18,8 +18,10 @@ class IncompleteDetachHelper(Rule):
 
     A detach helper is a function named like the bundled helpers, a configured sanitizer
     (`extend-sanitizers`), or any function that copies *read-only* arrays back into fields
-    of its parameter (it checks `flags.writeable` or `is_zero_copy`); its parameter must be
-    annotated with a class of the project (or a list / `Optional` of one). A field counts as
+    of its parameter (it checks `flags.writeable` or `is_zero_copy`, itself or through a
+    module-level function of its module that does, such as a shared `_copy_if_readonly(arr)`);
+    its parameter must be annotated with a class of the project (or a list / `Optional` of
+    one). A field counts as
     detached on a path when it is assigned (`out.f = …`, `setattr(out, "f", …)`), rebuilt
     (`dataclasses.replace(out, f=…)`, `out._replace(f=…)`), passed to a detach helper, or
     tested by a condition the path did not enter (`if out.f is None`, `if not
