@@ -31,6 +31,7 @@ class AnalysisBase:
     annotation_kinds: dict[str, frozenset[str]]
     params: set[str]
     self_name: str | None
+    cls_name: str | None  # the first parameter of a classmethod (its class)
     project_key: str | None
     current_statement: ast.stmt | None  # the statement being analysed
     conditional: int  # depth of `and`/`or`/`if-else` operands being evaluated
@@ -70,6 +71,9 @@ class AnalysisBase:
 
     # bindings and sinks
     def is_self(self, node: ast.expr) -> bool:
+        raise NotImplementedError
+
+    def own_class(self, node: ast.expr) -> str | None:
         raise NotImplementedError
 
     def bind(self, target: ast.expr, value: Value, state: State) -> None:

@@ -270,12 +270,12 @@ class ExpressionMixin(AnalysisBase):
         if made is None:
             return target
         project = self.ctx.project
-        if (
-            self.ctx.recording
-            and project is not None
-            and isinstance(made, (ast.Name, ast.Attribute))
-        ):
-            name = project.qname(made, self.scope)
+        if self.ctx.recording and project is not None:
+            name = None
+            if isinstance(made, (ast.Name, ast.Attribute)):
+                name = project.qname(made, self.scope)
+            if name is None:
+                name = self.own_class(made)
             if name is not None and project.recorder is not None:
                 project.recorder.actors.add(name)  # (a class among them is an actor class)
         return made
@@ -327,6 +327,8 @@ class ExpressionMixin(AnalysisBase):
         if self.is_sanitizer(qname, func):
             self.detach_in_place(node, state)
             return EMPTY
+        if self.ctx.recording and (qname == catalog.RAY_REMOTE or isinstance(func, ast.Call)):
+            self.made_remote(node)  # `Actor = ray.remote(Worker)`: records Worker an actor
         if qname in catalog.RAY_GET:
             first = args[0] if args else EMPTY
             kind = SourceKind.CHANNEL if REF in first.kinds else SourceKind.OBJECT_STORE

@@ -57,6 +57,7 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         self.conditional = 0
         self.hoist_blocked = 1 if isinstance(node, ast.Lambda) else 0
         self.self_name: str | None = None
+        self.cls_name: str | None = None
         self.params: set[str] = set()
         self.annotations: dict[str, ast.expr] = {}
         self.annotation_kinds: dict[str, frozenset[str]] = {}
@@ -86,6 +87,8 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         if self.class_name is not None and positional and "staticmethod" not in decorators:
             if "classmethod" not in decorators:
                 self.self_name = positional[0].arg
+            else:
+                self.cls_name = positional[0].arg
         self.key = f"{self.class_name}.{node.name}" if self.class_name else node.name
         self.project_key = _project_key(node, self.scope, self.class_name)
         local = self.ctx.local_annotations.get(id(node))
@@ -130,6 +133,31 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
     def is_self(self, node: ast.expr) -> bool:
         """True for the ``self`` parameter of a method."""
         return isinstance(node, ast.Name) and node.id == self.self_name is not None
+
+    def own_class(self, node: ast.expr) -> str | None:
+        """The qualified name of the (module-level) class whose method this is, when ``node``
+        names it from inside: ``cls`` in a classmethod (``ray.remote(cls)``, the
+        ``get_actor`` idiom), ``type(self)``, ``self.__class__``; else None."""
+        project = self.ctx.project
+        if project is None or self.project_key is None or self.class_name is None:
+            return None
+        if isinstance(node, ast.Name):
+            found = node.id == self.cls_name is not None
+        elif isinstance(node, ast.Attribute):
+            found = node.attr == "__class__" and self.is_self(node.value)
+        else:
+            found = (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "type"
+                and len(node.args) == 1
+                and not node.keywords
+                and self.is_self(node.args[0])
+                and self.scope.resolve("type") == "type"
+            )
+        if not found:
+            return None
+        return f"{project.module}.{self.project_key.rpartition('.')[0]}"
 
     def is_local_container(self, name: str) -> bool:
         """A container bound in this function (not a parameter, global or closure variable)."""
