@@ -42,6 +42,10 @@ NEXT_REF_METHODS = frozenset({"__anext__"})
 
 # `ray.remote`: `@ray.remote`, `ray.remote(f)`, `ray.remote(num_gpus=1)(f)` make remote callables.
 RAY_REMOTE = "ray.remote"
+# Decorators whose functions (and classes' methods) run in a Ray worker, their results
+# serialised back to the caller: `@ray.remote`, Serve's `@serve.deployment` (its replicas are
+# actors).
+SERIALIZING_DECORATORS = frozenset({RAY_REMOTE, "ray.serve.deployment", "ray.serve.api.deployment"})
 # Calls that make refs and handles, never views of their arguments: `f.remote(...)` and
 # `handle.m.remote(...)` return refs (what reading one returns is the callee's declared return
 # type); `.options(...)` returns the same remote callable; `ray.put(x)` a ref.

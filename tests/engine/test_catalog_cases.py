@@ -74,6 +74,7 @@ MUTATIONS: dict[str, Mutation] = {
     "QUEUE_READ_METHODS": _dropped_from("QUEUE_READ_METHODS"),
     "QUEUE_ASYNC_READ_METHODS": _dropped_from("QUEUE_ASYNC_READ_METHODS"),
     "NEXT_REF_METHODS": _dropped_from("NEXT_REF_METHODS"),
+    "SERIALIZING_DECORATORS": _dropped_from("SERIALIZING_DECORATORS"),
 }
 # Payload-evidence and annotation tables: covered by the confidence fixtures, not entry by entry.
 NOT_ENTRY_BY_ENTRY = {

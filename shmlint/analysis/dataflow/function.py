@@ -367,25 +367,27 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         return kinds
 
     def returns_serialized(self) -> bool:
-        """True in a ``@ray.remote`` function or an actor method that the project never calls
-        directly: Ray serialises what it returns into a new object and drops the worker's
-        reference, so a returned read is not kept (SHM101 does not apply)."""
-        if self.project_key is None:
-            return False
+        """True in a ``@ray.remote`` or ``@serve.deployment`` function, or a method of such a
+        class, that the project never calls directly: Ray (a Serve replica) serialises what it
+        returns into a new object and drops the worker's reference, so a returned read is not
+        kept (SHM101 does not apply). Nested definitions too (a deployment built in a
+        function); a function nested in a method is no method, and is called where it is."""
         owner = self.scope.parent
         if owner is None or not isinstance(self.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
-        # Only `@ray.remote` definitions: a class made remote by `ray.remote(Cls)` is often used
+        method = self.class_name is not None  # (only a class body's functions have one)
+        # Only decorated definitions: a class made remote by `ray.remote(Cls)` is often used
         # directly too (vLLM's driver worker), and then its returns are kept.
-        decorated = owner.node if self.class_name is not None else self.node
+        decorated = owner.node if method else self.node
         if not any(
-            qualified_name(d.func if isinstance(d, ast.Call) else d, owner) == catalog.RAY_REMOTE
+            qualified_name(d.func if isinstance(d, ast.Call) else d, owner)
+            in catalog.SERIALIZING_DECORATORS
             for d in getattr(decorated, "decorator_list", ())
         ):
             return False
-        where = owner.node if self.class_name is not None else self.scope.module().node
+        where = owner.node if method else self.scope.module().node
         methods, functions = self.ctx.direct_calls(where)
-        if self.class_name is not None:
+        if method:
             return self.node.name not in methods  # `self.m(...)` inside the actor: direct
         return self.node.name not in functions
 

@@ -64,9 +64,10 @@ The message says which evidence decided, e.g. "(remote method `Worker.verify` re
 ## Not a retention
 - `.remote(...)`, `.options(...)`, `ray.put(...)` and actor constructors return refs and
   handles, never views of their arguments.
-- A value returned by a `@ray.remote` function or an actor method is serialised by Ray into a
-  new object and dropped by the worker: SHM101 does not apply there, unless the project also
-  calls that function or method directly.
+- A value returned by a `@ray.remote` function or a method of a `@ray.remote` class, or by a
+  `@serve.deployment` function or class method (its replicas are actors), is serialised by
+  Ray into a new object and dropped by the worker: SHM101 does not apply there, unless the
+  project also calls that function or method directly.
 - The result of a project function declared to return no arrays (`-> list[float]`) is clean
   whatever flows in.
 """
