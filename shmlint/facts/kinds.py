@@ -45,6 +45,20 @@ def payload_kinds(kinds: frozenset[str]) -> frozenset[str]:
     return frozenset(k for k in kinds if k.startswith(PAYLOAD))
 
 
+# A remote callable held as a value (`task = f.options(num_cpus=2)`, `ray.remote(f)`), with what
+# reading the ref its `.remote()` makes returns: `callable:` + that ref's payload kind, so it
+# flows wherever handles flow and `task.remote()` reads what `f` returns.
+CALLABLE = "callable:"
+CALLABLE_UNKNOWN = CALLABLE + UNKNOWN
+
+
+def callable_payloads(kinds: frozenset[str]) -> frozenset[str]:
+    """The payload kinds of the refs the remote callables among ``kinds`` make."""
+    if not kinds:
+        return kinds
+    return frozenset(k[len(CALLABLE) :] for k in kinds if k.startswith(CALLABLE))
+
+
 def read_payload(kinds: frozenset[str]) -> Payload:
     """What a read of a ref with these kinds returns: arrays if any producer returns arrays,
     array-free only if every producer is known to return none."""
@@ -61,6 +75,8 @@ def read_payload(kinds: frozenset[str]) -> Payload:
 
 __all__ = [
     "AWAITS_READ",
+    "CALLABLE",
+    "CALLABLE_UNKNOWN",
     "CORO",
     "DAG",
     "FUTURE",
@@ -70,6 +86,7 @@ __all__ = [
     "RAY_QUEUE",
     "REF",
     "UNKNOWN",
+    "callable_payloads",
     "payload_kind",
     "payload_kinds",
     "read_payload",

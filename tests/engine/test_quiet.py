@@ -145,6 +145,24 @@ class Holder:
         out = ray.get(self.ref)
         return out
 """,
+    "options": """\
+import ray
+import numpy as np
+
+
+@ray.remote
+def produce() -> np.ndarray:
+    return np.zeros(3)
+
+
+class Holder:
+    def configure(self):
+        self.task = produce.options(num_cpus=1)
+
+    def use(self):
+        out = ray.get(self.task.remote())
+        return out
+""",
     "bind": """\
 import ray
 import numpy as np
@@ -353,6 +371,8 @@ def test_every_handle_word_has_its_case() -> None:
         ("x = f.remote(1)", {}, True),
         ("x = f.remote (\n    1)", {}, True),  # a call may break before its parenthesis
         ("path = self.remote_path", {}, False),
+        ("task = produce.options(num_cpus=1)  # produce is @ray.remote", {}, True),
+        ("style = parser.options(color=True)", {}, False),  # no remote callable here
         ("def f(r: ObjectRef): ...", {}, True),
         ("g: 'CompiledDAG'", {}, True),
         ("dag = graph.experimental_compile()", {}, True),

@@ -25,6 +25,7 @@ from shmlint.facts.evidence import (
 )
 from shmlint.facts.kinds import (
     AWAITS_READ,
+    CALLABLE,
     CORO,
     DAG,
     FUTURE,
@@ -32,6 +33,8 @@ from shmlint.facts.kinds import (
     NEXT_REF,
     RAY_QUEUE,
     REF,
+    UNKNOWN,
+    callable_payloads,
     payload_kind,
     payload_kinds,
     read_payload,
@@ -261,6 +264,17 @@ class ExpressionMixin(AnalysisBase):
                 return found
         return None if remote_only else UNKNOWN_PAYLOAD
 
+    def remote_callable(self, target: ast.expr, value: Value) -> Value:
+        """The remote callable ``target`` (``f``, ``ray.remote(f)``, ``h.m``; ``value``: what
+        it holds, when it is a variable holding one) as a value: the refs it makes read what
+        its callee returns. One whose callee says nothing holds nothing (a value without the
+        kind is one of unknown refs where it joins one with it: values.py)."""
+        carried = frozenset(k for k in value.kinds if k.startswith(CALLABLE))
+        if carried:
+            return Value(kinds=carried)
+        kind = payload_kind(self.callee_payload(target) or UNKNOWN_PAYLOAD)
+        return EMPTY if kind == UNKNOWN else Value(kinds=frozenset({CALLABLE + kind}))
+
     def made_remote(self, target: ast.expr) -> ast.expr:
         """``f`` of ``ray.remote(f)`` and ``ray.remote(num_gpus=1)(f)`` (made remote where it
         is called: ``ray.remote(...)(f).remote()``); else ``target``."""
@@ -327,8 +341,10 @@ class ExpressionMixin(AnalysisBase):
         if self.is_sanitizer(qname, func):
             self.detach_in_place(node, state)
             return EMPTY
-        if self.ctx.recording and (qname == catalog.RAY_REMOTE or isinstance(func, ast.Call)):
-            self.made_remote(node)  # `Actor = ray.remote(Worker)`: records Worker an actor
+        if (qname == catalog.RAY_REMOTE or isinstance(func, ast.Call)) and (
+            self.made_remote(node) is not node  # (phase 1: `ray.remote(Worker)` an actor)
+        ):
+            return self.remote_callable(node, EMPTY)  # `task = ray.remote(f)`
         if qname in catalog.RAY_GET:
             first = args[0] if args else EMPTY
             kind = SourceKind.CHANNEL if REF in first.kinds else SourceKind.OBJECT_STORE
@@ -361,11 +377,15 @@ class ExpressionMixin(AnalysisBase):
                 return Value(kinds=frozenset({NEXT_REF}) | refs)
         if method in catalog.REMOTE_METHODS and isinstance(func, ast.Attribute):
             # `f.remote(...)`, `handle.m.remote(...)`: a ref (what reading it returns is the
-            # callee's declared return type), never a view of the arguments.
+            # callee's declared return type), never a view of the arguments; of a remote
+            # callable held in a variable (`task.remote()`), what its callee returns.
             returned = self.callee_payload(func.value) or UNKNOWN_PAYLOAD
+            carried = callable_payloads(receiver.kinds)
+            if carried and not returned.known:
+                return Value(kinds=carried)
             return Value(kinds=frozenset({payload_kind(returned)}))
-        if method in catalog.OPTIONS_METHODS:
-            return EMPTY  # the same remote callable, with other resources
+        if method in catalog.OPTIONS_METHODS and isinstance(func, ast.Attribute):
+            return self.remote_callable(func.value, receiver)  # the same, other resources
         if qname in self.ctx.options.extend_sources:
             return self.source(node, SourceKind.CONFIGURED)
         if method in catalog.BIND_METHODS and isinstance(func, ast.Attribute):

@@ -2,8 +2,8 @@
 
 A round exists to learn which attributes, functions and module variables hold Ray handles
 (compiled graphs, refs, futures, queues). A handle enters a body only through a name the body
-spells: a call that makes one (``.remote(``, ``.bind(``, ``experimental_compile``, a Ray queue,
-``asyncio.to_thread``, ``run_in_executor``), an annotation naming one (``ObjectRef``,
+spells: a call that makes one (``.remote(``, ``.bind(``, ``.options(``, ``experimental_compile``,
+a Ray queue, ``asyncio.to_thread``, ``run_in_executor``), an annotation naming one (``ObjectRef``,
 ``CompiledDAG``), a fact of the module known to hold one (``self.<attr>``, a function's or
 method's result, a module variable), or a variable of the enclosing scope holding one. A
 body that spells none of these, and no read (the gate, shmlint.analysis.dataflow.gate),
@@ -43,6 +43,7 @@ def _shortest(words: frozenset[str]) -> frozenset[str]:
 # The spellings of what makes a handle (catalog tables, by their last component).
 HANDLE_WORDS = _shortest(
     catalog.REMOTE_METHODS
+    | catalog.OPTIONS_METHODS
     | catalog.BIND_METHODS
     | catalog.COMPILE_METHODS
     | catalog.COMPILED_DAG_TYPES
@@ -66,12 +67,14 @@ def _entry_words(imports: dict[str, str]) -> set[str]:
 # How a handle maker is spelled where it makes one: a call of a maker, or a type's name.
 _CALLED = frozenset(HANDLE_WORDS - catalog.COMPILED_DAG_TYPES - catalog.PLAIN_REF_TYPES)
 # What else a module must spell for a maker's call to make a handle from its own facts (a
-# per-file run, phase 1): `.bind()` binds a remote function or actor method only if the module
-# defines one (`ray.remote`); a queue is Ray's when it comes from `ray.util.queue`; a threaded
-# read passes `ray.get` itself as an argument.
+# per-file run, phase 1): `.bind()` binds a remote function or actor method, and `.options()`
+# configures one (a remote callable held as a value), only if the module defines one
+# (`ray.remote`); a queue is Ray's when it comes from `ray.util.queue`; a threaded read
+# passes `ray.get` itself as an argument.
 _GET_PASSED = re.compile(r"get\s*[,)]")
 _ALSO: dict[str, tuple[str | re.Pattern[str], ...]] = {
     "bind": ("remote",),
+    "options": ("remote",),
     "Queue": ("util", "queue"),
     "to_thread": (_GET_PASSED,),
     "run_in_executor": (_GET_PASSED,),

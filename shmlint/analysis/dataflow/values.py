@@ -7,7 +7,7 @@ import dataclasses
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
-from shmlint.facts.kinds import UNKNOWN, payload_kinds
+from shmlint.facts.kinds import CALLABLE_UNKNOWN, UNKNOWN, callable_payloads, payload_kinds
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -134,12 +134,15 @@ EMPTY = Value()
 
 def _joined_kinds(left: frozenset[str], right: frozenset[str]) -> frozenset[str]:
     """Kinds of either value; a ref whose producer is known joined with a value whose is not
-    reads something unknown (an array-free producer must not make the other side free)."""
+    reads something unknown (an array-free producer must not make the other side free), and
+    so do the refs of a remote callable so joined."""
     if left == right:  # the common case (both empty): nothing to build on this hot path
         return left
     kinds = left | right
     if bool(payload_kinds(left)) != bool(payload_kinds(right)):
         kinds |= {UNKNOWN}
+    if bool(callable_payloads(left)) != bool(callable_payloads(right)):
+        kinds |= {CALLABLE_UNKNOWN}  # (the same for a remote callable's refs)
     return kinds
 
 
