@@ -62,8 +62,10 @@ The message says which evidence decided, e.g. "(remote method `Worker.verify` re
 `list[float]`)"; JSON carries it as `evidence`, SARIF as `properties.evidence`.
 
 ## Not a retention
-- `.remote(...)`, `.options(...)`, `ray.put(...)` and actor constructors return refs and
-  handles, never views of their arguments.
+- `.remote(...)`, `.options(...)`, `ray.remote(f)`, `ray.put(...)` and actor constructors
+  return refs and handles, never views of their arguments. A remote callable kept in a
+  variable or an attribute (`task = f.options(num_cpus=2)`) keeps what its refs read:
+  `ray.get(task.remote())` is rated by what `f` returns.
 - A value returned by a `@ray.remote` function or a method of a `@ray.remote` class, or by a
   `@serve.deployment` function or class method (its replicas are actors), is serialised by
   Ray into a new object and dropped by the worker: SHM101 does not apply there, unless the
