@@ -46,6 +46,9 @@ RAY_REMOTE = "ray.remote"
 # serialised back to the caller: `@ray.remote`, Serve's `@serve.deployment` (its replicas are
 # actors).
 SERIALIZING_DECORATORS = frozenset({RAY_REMOTE, "ray.serve.deployment", "ray.serve.api.deployment"})
+# Calls that run a coroutine to its end and give its result (what awaiting it gives).
+RUN_COROUTINE_CALLS = frozenset({"asyncio.run"})
+RUN_COROUTINE_METHODS = frozenset({"run_until_complete"})
 # Calls that make refs and handles, never views of their arguments: `f.remote(...)` and
 # `handle.m.remote(...)` return refs (what reading one returns is the callee's declared return
 # type); `.options(...)` returns the same remote callable; `ray.put(x)` a ref.

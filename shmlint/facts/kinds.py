@@ -59,6 +59,25 @@ def callable_payloads(kinds: frozenset[str]) -> frozenset[str]:
     return frozenset(k[len(CALLABLE) :] for k in kinds if k.startswith(CALLABLE))
 
 
+# A coroutine of the module's own `async def`, not yet awaited: `coroutine:` + each kind its
+# result holds. Awaiting it (directly, or through `asyncio.create_task` / `gather`) gives those
+# kinds back: a ref it returns is a ref, not a read (an awaited ref is one).
+COROUTINE = "coroutine:"
+
+
+def as_coroutine(kinds: frozenset[str]) -> frozenset[str]:
+    """The kinds of a coroutine whose result holds ``kinds``."""
+    return frozenset(COROUTINE + k for k in kinds)
+
+
+def coroutine_results(kinds: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """``kinds`` split: the kinds awaiting the coroutines among them gives, and the rest."""
+    if not kinds or not any(k.startswith(COROUTINE) for k in kinds):
+        return frozenset(), kinds
+    results = frozenset(k[len(COROUTINE) :] for k in kinds if k.startswith(COROUTINE))
+    return results, frozenset(k for k in kinds if not k.startswith(COROUTINE))
+
+
 def read_payload(kinds: frozenset[str]) -> Payload:
     """What a read of a ref with these kinds returns: arrays if any producer returns arrays,
     array-free only if every producer is known to return none."""
@@ -77,6 +96,7 @@ __all__ = [
     "AWAITS_READ",
     "CALLABLE",
     "CALLABLE_UNKNOWN",
+    "COROUTINE",
     "CORO",
     "DAG",
     "FUTURE",
@@ -86,7 +106,9 @@ __all__ = [
     "RAY_QUEUE",
     "REF",
     "UNKNOWN",
+    "as_coroutine",
     "callable_payloads",
+    "coroutine_results",
     "payload_kind",
     "payload_kinds",
     "read_payload",

@@ -75,6 +75,8 @@ MUTATIONS: dict[str, Mutation] = {
     "QUEUE_ASYNC_READ_METHODS": _dropped_from("QUEUE_ASYNC_READ_METHODS"),
     "NEXT_REF_METHODS": _dropped_from("NEXT_REF_METHODS"),
     "SERIALIZING_DECORATORS": _dropped_from("SERIALIZING_DECORATORS"),
+    "RUN_COROUTINE_CALLS": _dropped_from("RUN_COROUTINE_CALLS"),
+    "RUN_COROUTINE_METHODS": _dropped_from("RUN_COROUTINE_METHODS"),
 }
 # Payload-evidence and annotation tables: covered by the confidence fixtures, not entry by entry.
 NOT_ENTRY_BY_ENTRY = {

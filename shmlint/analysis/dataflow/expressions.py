@@ -27,6 +27,7 @@ from shmlint.facts.kinds import (
     AWAITS_READ,
     CALLABLE,
     CORO,
+    COROUTINE,
     DAG,
     FUTURE,
     INPUT,
@@ -34,7 +35,9 @@ from shmlint.facts.kinds import (
     RAY_QUEUE,
     REF,
     UNKNOWN,
+    as_coroutine,
     callable_payloads,
+    coroutine_results,
     payload_kind,
     payload_kinds,
     read_payload,
@@ -301,10 +304,23 @@ class ExpressionMixin(AnalysisBase):
         return "conditional" if self.conditional else "statement"
 
     def await_value(self, node: ast.Await, state: State) -> Value:
-        """``await`` of ``execute_async()`` gives a future; awaiting the future reads."""
+        """``await`` of ``execute_async()`` gives a future; awaiting the future reads. The
+        module's own coroutines give what they return (a ref stays a ref), also through
+        ``asyncio.create_task`` / ``gather``: joined with what the rest of the value gives."""
         inner = self.value(node.value, state)
+        results, rest = coroutine_results(inner.kinds)
         if self.awaits_own_coroutine(node.value):
-            return inner  # a project coroutine's result: what it returns (a ref stays a ref)
+            return dataclasses.replace(inner, kinds=results | rest)
+        if results:
+            inner = dataclasses.replace(inner, kinds=rest)
+            if not rest:
+                return dataclasses.replace(inner.derived(), kinds=results)
+            awaited = self.awaited(node, inner)
+            return dataclasses.replace(awaited, kinds=awaited.kinds | results)
+        return self.awaited(node, inner)
+
+    def awaited(self, node: ast.Await, inner: Value) -> Value:
+        """What awaiting a value of Ray's gives: a read, a future, a ref..."""
         payloads = payload_kinds(inner.kinds)
         if FUTURE in inner.kinds:
             return self.source(node, SourceKind.CHANNEL, payload=read_payload(inner.kinds))
@@ -330,7 +346,23 @@ class ExpressionMixin(AnalysisBase):
         return EMPTY
 
     def call_value(self, node: ast.Call, state: State) -> Value:
-        """Calls: sanitizers, sources, handles, sinks, copies, views, then unknown calls."""
+        """Calls: sanitizers, sources, handles, sinks, copies, views, then unknown calls; a
+        call of the module's own ``async def`` is a coroutine holding what it returns."""
+        value = self.called(node, state)
+        if not value.kinds:
+            return value
+        if self.awaits_own_coroutine(node):
+            return dataclasses.replace(value, kinds=as_coroutine(value.kinds))
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr in catalog.RUN_COROUTINE_METHODS) or (
+            self.call_name(func, state) in catalog.RUN_COROUTINE_CALLS
+        ):
+            results, rest = coroutine_results(value.kinds)  # `asyncio.run(self.m())`
+            return dataclasses.replace(value, kinds=results | rest)
+        return value
+
+    def called(self, node: ast.Call, state: State) -> Value:
+        """What a call gives (:meth:`call_value`, but for coroutines)."""
         func = node.func
         receiver = self.value(func.value, state) if isinstance(func, ast.Attribute) else EMPTY
         args = [self.value(arg, state) for arg in node.args]
@@ -459,8 +491,10 @@ class ExpressionMixin(AnalysisBase):
             if constructed is not None:
                 result = self.constructed(node, args, keywords, constructed, result)
         # A library call (`MultiOutputNode([...])`) passes on what its refs will read;
-        # `enumerate(refs)`, `zip(...)`, `list(...)` pass on the refs themselves.
+        # `enumerate(refs)`, `zip(...)`, `list(...)` pass on the refs themselves; a task or
+        # gather of the module's coroutines (`asyncio.create_task(self.m())`) what they give.
         passed_on = payload_kinds(result.kinds) | (result.kinds & {AWAITS_READ, NEXT_REF})
+        passed_on |= {kind for kind in result.kinds if kind.startswith(COROUTINE)}
         if callee in catalog.REF_PASSING_BUILTINS:
             passed_on |= result.kinds & {REF}
         if not passed_on <= kinds and not project.is_project_callable(callee):
