@@ -93,7 +93,8 @@ def _is_name(node: ast.expr, name: str) -> bool:
 def checkers_of(tree: ast.Module, read_only_lines: list[int] | None) -> frozenset[str]:
     """The module-level functions that check arrays for being read-only (their lines spell a
     check: ``read_only_lines``, when the text is at hand), as ``_copy_if_readonly(arr)``: a
-    helper calling one checks through it."""
+    helper calling one checks through it. A detach helper itself is none: a function calling
+    it passes the whole object on, which detaches no field it names."""
     found = set()
     for node in statements(tree.body, into_scopes=False):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -102,6 +103,9 @@ def checkers_of(tree: ast.Module, read_only_lines: list[int] | None) -> frozense
             end = node.end_lineno or node.lineno
             if not any(node.lineno <= line <= end for line in read_only_lines):
                 continue
-        if checks_read_only(node):
+        params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        if checks_read_only(node) and not any(
+            detaches_param_fields(node, param.arg, frozenset()) for param in params
+        ):
             found.add(node.name)
     return frozenset(found)

@@ -122,6 +122,19 @@ class Scope:
             scope = scope.parent
         return name
 
+    def binder(self, name: str) -> Scope | None:
+        """The scope whose binding of ``name`` (an import or a definition) it refers to here;
+        None for a builtin or an unbound global."""
+        scope: Scope | None = self.module() if name in self.global_names else self
+        first = True
+        while scope is not None:
+            if first or not isinstance(scope.node, ast.ClassDef):
+                if name in scope.imports or name in scope.locals:
+                    return scope
+            first = False
+            scope = scope.parent
+        return None
+
     def binds(self, name: str) -> bool:
         """True when ``name`` resolves to an import or a definition (not a builtin or an
         unbound global, which :meth:`resolve` gives back as themselves)."""

@@ -78,6 +78,14 @@ def coroutine_results(kinds: frozenset[str]) -> tuple[frozenset[str], frozenset[
     return results, frozenset(k for k in kinds if not k.startswith(COROUTINE))
 
 
+def element_kinds(kinds: frozenset[str]) -> frozenset[str]:
+    """What an element of a container of these kinds may be (a subscript, a `for` target):
+    a ref and what it reads, a remote callable, a coroutine (not the graph or the queue)."""
+    if not kinds:
+        return kinds
+    return frozenset(k for k in kinds if k == REF or k.startswith((PAYLOAD, CALLABLE, COROUTINE)))
+
+
 def read_payload(kinds: frozenset[str]) -> Payload:
     """What a read of a ref with these kinds returns: arrays if any producer returns arrays,
     array-free only if every producer is known to return none."""
@@ -109,6 +117,7 @@ __all__ = [
     "as_coroutine",
     "callable_payloads",
     "coroutine_results",
+    "element_kinds",
     "payload_kind",
     "payload_kinds",
     "read_payload",

@@ -47,6 +47,8 @@ class Facts:
     return_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     module_kinds: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     coroutines: set[str] = dataclasses.field(default_factory=set)  # `async def`s, by key
+    # Those a decorator may turn into anything (`@run_sync`): their calls are not wrapped.
+    decorated_coroutines: set[str] = dataclasses.field(default_factory=set)
     # The keys read since the round began (by table), and whether one of them grew after it
     # was read: only then can another round see anything this one did not.
     read: set[tuple[int, str]] = dataclasses.field(default_factory=set)

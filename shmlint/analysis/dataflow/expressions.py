@@ -38,6 +38,7 @@ from shmlint.facts.kinds import (
     as_coroutine,
     callable_payloads,
     coroutine_results,
+    element_kinds,
     payload_kind,
     payload_kinds,
     read_payload,
@@ -94,9 +95,7 @@ class ExpressionMixin(AnalysisBase):
             base = self.value(node.value, state)
             self.value(node.slice, state)
             element = base.derived(view=True)
-            return dataclasses.replace(
-                element, kinds=base.kinds & ({REF} | payload_kinds(base.kinds))
-            )
+            return dataclasses.replace(element, kinds=element_kinds(base.kinds))
         if isinstance(node, ast.Call):
             return self.call_value(node, state)
         if isinstance(node, ast.Constant):
@@ -213,14 +212,21 @@ class ExpressionMixin(AnalysisBase):
 
     def awaits_own_coroutine(self, node: ast.expr) -> bool:
         """``await self.m(...)`` / ``await f(...)`` of an ``async def`` of this module."""
+        return self.own_coroutine(node) is not None
+
+    def own_coroutine(self, node: ast.expr) -> str | None:
+        """The key of the module's ``async def`` that ``node`` calls (``self.m(...)``, or
+        ``f(...)`` of a module-level one no nearer scope rebinds), or None."""
         if not isinstance(node, ast.Call):
-            return False
+            return None
         func = node.func
-        if isinstance(func, ast.Name) and self.scope.resolve(func.id) is None:
-            return func.id in self.ctx.facts.coroutines
-        if isinstance(func, ast.Attribute) and self.is_self(func.value) and self.class_name:
-            return f"{self.class_name}.{func.attr}" in self.ctx.facts.coroutines
-        return False
+        if isinstance(func, ast.Name) and self.scope.binder(func.id) is self.scope.module():
+            key = func.id
+        elif isinstance(func, ast.Attribute) and self.is_self(func.value) and self.class_name:
+            key = f"{self.class_name}.{func.attr}"
+        else:
+            return None
+        return key if key in self.ctx.facts.coroutines else None
 
     def threaded_read(
         self, node: ast.Call, qname: str | None, method: str | None, state: State
@@ -351,7 +357,8 @@ class ExpressionMixin(AnalysisBase):
         value = self.called(node, state)
         if not value.kinds:
             return value
-        if self.awaits_own_coroutine(node):
+        coroutine = self.own_coroutine(node)
+        if coroutine is not None and coroutine not in self.ctx.facts.decorated_coroutines:
             return dataclasses.replace(value, kinds=as_coroutine(value.kinds))
         func = node.func
         if (isinstance(func, ast.Attribute) and func.attr in catalog.RUN_COROUTINE_METHODS) or (

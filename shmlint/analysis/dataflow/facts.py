@@ -7,6 +7,7 @@ import ast
 from shmlint.analysis.dataflow.context import Facts
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
+from shmlint.basics.names import last_name
 from shmlint.facts.evidence import names_type
 from shmlint.facts.kinds import DAG, REF, UNKNOWN
 
@@ -37,7 +38,7 @@ def collect_annotations(tree: ast.Module, facts: Facts) -> None:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             facts.module_annotations.setdefault(statement.target.id, statement.annotation)
         elif isinstance(statement, ast.AsyncFunctionDef):
-            facts.coroutines.add(statement.name)
+            _coroutine(facts, statement.name, statement)
     for node in statements(tree.body):
         if not isinstance(node, ast.ClassDef):
             continue
@@ -47,7 +48,17 @@ def collect_annotations(tree: ast.Module, facts: Facts) -> None:
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _method_annotations(node.name, statement, facts)
                 if isinstance(statement, ast.AsyncFunctionDef):
-                    facts.coroutines.add(f"{node.name}.{statement.name}")
+                    _coroutine(facts, f"{node.name}.{statement.name}", statement)
+
+
+# Decorators that leave an `async def` a coroutine function.
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "abstractmethod", "override"})
+
+
+def _coroutine(facts: Facts, key: str, node: ast.AsyncFunctionDef) -> None:
+    facts.coroutines.add(key)
+    if any(last_name(d) not in _PLAIN_DECORATORS for d in node.decorator_list):
+        facts.decorated_coroutines.add(key)
 
 
 def _method_annotations(

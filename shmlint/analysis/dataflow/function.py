@@ -36,6 +36,16 @@ def _project_key(
     return None
 
 
+def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> bool:
+    """True when ``node`` binds ``param``'s name again (an assignment, a loop or comprehension
+    target: a comprehension is analysed in its function): the name is not always the
+    parameter. (A nested function or lambda is analysed on its own, without it.)"""
+    return any(
+        isinstance(sub, ast.Name) and sub.id == param.arg and not isinstance(sub.ctx, ast.Load)
+        for sub in ast.walk(node)
+    )
+
+
 class FunctionAnalysis(ExpressionMixin, StatementMixin):
     """Taint analysis of one body; nested functions and classes get their own analysis."""
 
@@ -87,8 +97,8 @@ class FunctionAnalysis(ExpressionMixin, StatementMixin):
         if self.class_name is not None and positional and "staticmethod" not in decorators:
             if "classmethod" not in decorators:
                 self.self_name = positional[0].arg
-            else:
-                self.cls_name = positional[0].arg
+            elif not _rebinds(node, positional[0]):
+                self.cls_name = positional[0].arg  # (`cls = other` or `for cls in`: not it)
         self.key = f"{self.class_name}.{node.name}" if self.class_name else node.name
         self.project_key = _project_key(node, self.scope, self.class_name)
         local = self.ctx.local_annotations.get(id(node))

@@ -10,7 +10,7 @@ from shmlint.analysis.dataflow.frames import LoopFrame, assigned_names
 from shmlint.analysis.dataflow.values import EMPTY, Label, Site, State, Value, join_states
 from shmlint.basics.names import qualified_name
 from shmlint.facts.evidence import leaves
-from shmlint.facts.kinds import REF, payload_kinds
+from shmlint.facts.kinds import element_kinds
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -198,7 +198,7 @@ class StatementMixin(AnalysisBase):
         iterated = self.value(node.iter, state) if is_for else EMPTY  # type: ignore[union-attr]
         element = Value(
             iterated.labels,
-            iterated.kinds & ({REF} | payload_kinds(iterated.kinds)),
+            element_kinds(iterated.kinds),
             closure=iterated.closure,
             origins=iterated.origins,
         )

@@ -7,7 +7,14 @@ import dataclasses
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
-from shmlint.facts.kinds import CALLABLE_UNKNOWN, UNKNOWN, callable_payloads, payload_kinds
+from shmlint.facts.kinds import (
+    CALLABLE_UNKNOWN,
+    COROUTINE,
+    UNKNOWN,
+    callable_payloads,
+    coroutine_results,
+    payload_kinds,
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -135,7 +142,7 @@ EMPTY = Value()
 def _joined_kinds(left: frozenset[str], right: frozenset[str]) -> frozenset[str]:
     """Kinds of either value; a ref whose producer is known joined with a value whose is not
     reads something unknown (an array-free producer must not make the other side free), and
-    so do the refs of a remote callable so joined."""
+    so do the refs of a remote callable, and what a coroutine gives, so joined."""
     if left == right:  # the common case (both empty): nothing to build on this hot path
         return left
     kinds = left | right
@@ -143,6 +150,8 @@ def _joined_kinds(left: frozenset[str], right: frozenset[str]) -> frozenset[str]
         kinds |= {UNKNOWN}
     if bool(callable_payloads(left)) != bool(callable_payloads(right)):
         kinds |= {CALLABLE_UNKNOWN}  # (the same for a remote callable's refs)
+    if bool(coroutine_results(left)[0]) != bool(coroutine_results(right)[0]):
+        kinds |= {COROUTINE + UNKNOWN}  # (and for what an awaited coroutine gives)
     return kinds
 
 
