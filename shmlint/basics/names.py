@@ -138,15 +138,7 @@ class Scope:
     def binds(self, name: str) -> bool:
         """True when ``name`` resolves to an import or a definition (not a builtin or an
         unbound global, which :meth:`resolve` gives back as themselves)."""
-        scope: Scope | None = self.module() if name in self.global_names else self
-        first = True
-        while scope is not None:
-            if first or not isinstance(scope.node, ast.ClassDef):
-                if name in scope.imports or name in scope.locals:
-                    return True
-            first = False
-            scope = scope.parent
-        return False
+        return self.binder(name) is not None
 
     def is_local(self, name: str) -> bool:
         """True when ``name`` is bound in this very scope (not global, not nonlocal)."""
