@@ -52,6 +52,12 @@ CALLABLE = "callable:"
 CALLABLE_UNKNOWN = CALLABLE + UNKNOWN
 
 
+def holds(kinds: frozenset[str], family: str) -> bool:
+    """True when a kind of ``family`` (its prefix: :data:`CALLABLE`, :data:`COROUTINE`) is
+    among ``kinds`` (a test for hot paths: nothing is built)."""
+    return any(k.startswith(family) for k in kinds)
+
+
 def callable_payloads(kinds: frozenset[str]) -> frozenset[str]:
     """The payload kinds of the refs the remote callables among ``kinds`` make."""
     if not kinds:
@@ -72,7 +78,7 @@ def as_coroutine(kinds: frozenset[str]) -> frozenset[str]:
 
 def coroutine_results(kinds: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
     """``kinds`` split: the kinds awaiting the coroutines among them gives, and the rest."""
-    if not kinds or not any(k.startswith(COROUTINE) for k in kinds):
+    if not holds(kinds, COROUTINE):
         return frozenset(), kinds
     results = frozenset(k[len(COROUTINE) :] for k in kinds if k.startswith(COROUTINE))
     return results, frozenset(k for k in kinds if not k.startswith(COROUTINE))
@@ -118,6 +124,7 @@ __all__ = [
     "callable_payloads",
     "coroutine_results",
     "element_kinds",
+    "holds",
     "payload_kind",
     "payload_kinds",
     "read_payload",

@@ -39,6 +39,7 @@ from shmlint.facts.kinds import (
     callable_payloads,
     coroutine_results,
     element_kinds,
+    holds,
     payload_kind,
     payload_kinds,
     read_payload,
@@ -278,9 +279,8 @@ class ExpressionMixin(AnalysisBase):
         it holds, when it is a variable holding one) as a value: the refs it makes read what
         its callee returns. One whose callee says nothing holds nothing (a value without the
         kind is one of unknown refs where it joins one with it: values.py)."""
-        carried = frozenset(k for k in value.kinds if k.startswith(CALLABLE))
-        if carried:
-            return Value(kinds=carried)
+        if holds(value.kinds, CALLABLE):  # (a variable holding one: what it holds)
+            return Value(kinds=frozenset(k for k in value.kinds if k.startswith(CALLABLE)))
         kind = payload_kind(self.callee_payload(target) or UNKNOWN_PAYLOAD)
         return EMPTY if kind == UNKNOWN else Value(kinds=frozenset({CALLABLE + kind}))
 

@@ -7,14 +7,7 @@ import dataclasses
 
 from shmlint.basics.types import SourceKind
 from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
-from shmlint.facts.kinds import (
-    CALLABLE_UNKNOWN,
-    COROUTINE,
-    UNKNOWN,
-    callable_payloads,
-    coroutine_results,
-    payload_kinds,
-)
+from shmlint.facts.kinds import CALLABLE, CALLABLE_UNKNOWN, COROUTINE, UNKNOWN, holds, payload_kinds
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -148,9 +141,9 @@ def _joined_kinds(left: frozenset[str], right: frozenset[str]) -> frozenset[str]
     kinds = left | right
     if bool(payload_kinds(left)) != bool(payload_kinds(right)):
         kinds |= {UNKNOWN}
-    if bool(callable_payloads(left)) != bool(callable_payloads(right)):
+    if holds(left, CALLABLE) != holds(right, CALLABLE):
         kinds |= {CALLABLE_UNKNOWN}  # (the same for a remote callable's refs)
-    if bool(coroutine_results(left)[0]) != bool(coroutine_results(right)[0]):
+    if holds(left, COROUTINE) != holds(right, COROUTINE):
         kinds |= {COROUTINE + UNKNOWN}  # (and for what an awaited coroutine gives)
     return kinds
 
