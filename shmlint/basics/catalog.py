@@ -7,6 +7,9 @@ analysis); they are only consulted on values already tainted, which keeps them p
 
 from __future__ import annotations
 
+import types
+from collections.abc import Mapping
+
 # --- sources ------------------------------------------------------------------------------------
 
 # Object-store reads: a `ray.get` not traced to a compiled graph.
@@ -46,6 +49,8 @@ RAY_REMOTE = "ray.remote"
 # serialised back to the caller: `@ray.remote`, Serve's `@serve.deployment` (its replicas are
 # actors).
 SERIALIZING_DECORATORS = frozenset({RAY_REMOTE, "ray.serve.deployment", "ray.serve.api.deployment"})
+# `typing.cast(T, value)`: the value, of the type T names (as an annotation would say).
+CAST_CALLS = frozenset({"typing.cast", "typing_extensions.cast"})
 # Calls that run a coroutine to its end and give its result (what awaiting it gives).
 RUN_COROUTINE_CALLS = frozenset({"asyncio.run"})
 RUN_COROUTINE_METHODS = frozenset({"run_until_complete"})
@@ -127,6 +132,12 @@ ARRAY_FREE_TYPES = frozenset(
         "date",
     }
 )
+# The bases that make a class an enumeration. Ray pickles an enum member by its value and
+# unpickling looks the class's own member up (`Enum.__reduce_ex__`): what comes back is the
+# member the class defines, never a view of the object store, so an enum holds no buffer.
+ENUM_BASES = frozenset(
+    {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag", "enum.ReprEnum"}
+)
 # Library types, by qualified name, that hold no zero-copy buffer once Ray hands them back:
 # xgboost's booster pickles its model as bytes (in-band, copied) and loads it into a new
 # native handle; a pyarrow schema, type or field is rebuilt from its description. (Not
@@ -174,6 +185,29 @@ NEUTRAL_GENERICS = frozenset(
         "Annotated",
         "Final",
         "ClassVar",
+    }
+)
+
+# Calls whose result holds no array, by qualified name (a method of a call's result written
+# `f().method`), with the type they give: a remote function returning
+# `ray.util.get_node_ip_address()` or `(socket.gethostname(), os.getpid())` evidently returns
+# scalars, as `return len(x)` does.
+SCALAR_RESULT_CALLS: Mapping[str, str] = types.MappingProxyType(
+    {
+        "socket.gethostname": "str",
+        "socket.getfqdn": "str",
+        "os.getpid": "int",
+        "platform.node": "str",
+        "time.time": "float",
+        "ray.get_gpu_ids": "list[int | str]",
+        "ray.util.get_node_ip_address": "str",
+        "ray._private.services.get_node_ip_address": "str",
+        "ray.get_runtime_context().get_node_id": "str",
+        "ray.get_runtime_context().get_job_id": "str",
+        "ray.get_runtime_context().get_actor_id": "str | None",
+        "ray.get_runtime_context().get_task_id": "str | None",
+        "ray.get_runtime_context().get_worker_id": "str",
+        "ray.get_runtime_context().get_accelerator_ids": "dict[str, list[str]]",
     }
 )
 

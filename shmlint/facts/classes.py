@@ -7,6 +7,7 @@ import ast
 import functools
 from collections.abc import Iterable
 
+from shmlint.basics import catalog
 from shmlint.basics.names import dotted_name
 from shmlint.basics.stamps import stale
 from shmlint.facts import external as installed
@@ -130,7 +131,9 @@ class ClassResolver:
             b in self.facts.classes or b.rpartition(".")[2] in NEUTRAL_BASES for b in bases
         )
         base_evidence = [self.facts.classes[b].evidence for b in bases if b in self.facts.classes]
-        if Evidence.ARRAYS in values or Evidence.ARRAYS in base_evidence:
+        if self._enumerates(bases):
+            result = Evidence.ARRAY_FREE  # (its members are the class's own: catalog.ENUM_BASES)
+        elif Evidence.ARRAYS in values or Evidence.ARRAYS in base_evidence:
             result = Evidence.ARRAYS
         elif (
             info.record
@@ -145,6 +148,21 @@ class ClassResolver:
             name, summary.path, info.line, bases, tuple(fields.values()), result, info.record
         )
         return result
+
+    def _enumerates(self, bases: Iterable[str]) -> bool:
+        """Whether a class of these (qualified) bases is an enum: one is an enum base, or a
+        class (rated before) that is one."""
+        seen: set[str] = set()
+        todo = list(bases)
+        while todo:
+            base = todo.pop()
+            if base in catalog.ENUM_BASES:
+                return True
+            fact = self.facts.classes.get(base)
+            if fact is not None and base not in seen:
+                seen.add(base)
+                todo.extend(fact.bases)
+        return False
 
     def add_external(self, name: str) -> None:
         """Make the installed module defining class ``name`` known (its classes only)."""

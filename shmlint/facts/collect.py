@@ -174,10 +174,16 @@ def _evident_type(node: ast.expr, names: _Namer) -> str | None:
             return None
         key = " | ".join(sorted(set(keys))) or "None"  # type: ignore[arg-type]
         return f"dict[{key}, {' | '.join(sorted(set(values))) or 'None'}]"  # type: ignore[arg-type]
+    if isinstance(node, ast.Subscript):
+        return _element_type(_evident_type(node.value, names), node.slice)
     if isinstance(node, ast.Call):
-        qualified = names(node.func)
+        qualified = _call_name(node.func, names)
         if qualified is None:
             return None
+        if qualified in catalog.SCALAR_RESULT_CALLS:
+            return catalog.SCALAR_RESULT_CALLS[qualified]
+        if "(" in qualified:
+            return None  # a method of a call's result
         head, _, last = qualified.rpartition(".")
         if (head == "numpy" or head.startswith("numpy.")) and last in _NUMPY_CONSTRUCTORS:
             return "numpy.ndarray"
@@ -189,6 +195,25 @@ def _evident_type(node: ast.expr, names: _Namer) -> str | None:
         if head and last[:1].isupper():
             return qualified  # a class, if the project has one by that name (else unknown)
     return None
+
+
+def _call_name(func: ast.expr, names: _Namer) -> str | None:
+    """A called function's qualified name; a method of a call's result as ``f().method``."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+        inner = _call_name(func.value.func, names)
+        return None if inner is None else f"{inner}().{func.attr}"
+    return names(func)
+
+
+def _element_type(container: str | None, index: ast.expr) -> str | None:
+    """What indexing a value of the evident type ``container`` gives: a slice of a list or a
+    tuple is one, an element of one is of its element type (``list[int]``: ``int``)."""
+    if container is None:
+        return None
+    head, bracket, rest = container.partition("[")
+    if head not in ("list", "tuple") or not bracket or not rest.endswith("]"):
+        return None
+    return container if isinstance(index, ast.Slice) else rest[:-1]
 
 
 def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tuple[str, bool]:

@@ -77,6 +77,8 @@ MUTATIONS: dict[str, Mutation] = {
     "SERIALIZING_DECORATORS": _dropped_from("SERIALIZING_DECORATORS"),
     "RUN_COROUTINE_CALLS": _dropped_from("RUN_COROUTINE_CALLS"),
     "RUN_COROUTINE_METHODS": _dropped_from("RUN_COROUTINE_METHODS"),
+    "ENUM_BASES": _dropped_from("ENUM_BASES"),
+    "CAST_CALLS": _dropped_from("CAST_CALLS"),
 }
 # Payload-evidence and annotation tables: covered by the confidence fixtures, not entry by entry.
 NOT_ENTRY_BY_ENTRY = {
@@ -134,3 +136,19 @@ def test_the_entry_has_a_failing_case(
     for name, value in tables.items():
         monkeypatch.setattr(catalog, name, value)
     assert any(_differs(p) for p in candidates), f"no fixture fails without {table} {entry!r}"
+
+
+def _scalar_cases() -> list[str]:
+    return sorted(catalog.SCALAR_RESULT_CALLS)
+
+
+@pytest.mark.parametrize("entry", _scalar_cases())
+def test_the_scalar_call_has_a_failing_case(entry: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SCALAR_RESULT_CALLS`` (a mapping, not a frozenset): each entry dropped, a fixture
+    that spells it fails."""
+    word = entry.rpartition(".")[2]
+    candidates = [p for p in fixture_files() if word in p.read_text(encoding="utf-8")]
+    assert candidates, f"no fixture spells {entry!r}"
+    dropped = {k: v for k, v in catalog.SCALAR_RESULT_CALLS.items() if k != entry}
+    monkeypatch.setattr(catalog, "SCALAR_RESULT_CALLS", dropped)
+    assert any(_differs(p) for p in candidates), f"no fixture fails without {entry!r}"

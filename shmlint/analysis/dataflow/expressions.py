@@ -384,6 +384,8 @@ class ExpressionMixin(AnalysisBase):
             self.made_remote(node) is not node  # (phase 1: `ray.remote(Worker)` an actor)
         ):
             return self.remote_callable(node, EMPTY)  # `task = ray.remote(f)`
+        if qname in catalog.CAST_CALLS and len(args) == 2 and not node.keywords:
+            return self.typed(args[1], node.args[0], "the type it is cast to")
         if qname in catalog.RAY_GET:
             first = args[0] if args else EMPTY
             kind = SourceKind.CHANNEL if REF in first.kinds else SourceKind.OBJECT_STORE

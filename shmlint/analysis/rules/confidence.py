@@ -13,8 +13,8 @@ the read returns, and whether that can hold memory Ray hands back zero-copy.
 ## The evidence, in order
 The first of these that says something decides:
 
-1. **The value's own annotation**: `answers: list[str] = ray.get(ref)`, or a local container
-   declared `list[str]` that the value goes into. A value declared to hold no arrays drops the
+1. **The value's own annotation**: `answers: list[str] = ray.get(ref)`, `cast(str,
+   ray.get(ref))`, or a local container declared `list[str]` that the value goes into. A value declared to hold no arrays drops the
    read: it is never reported. So does a variable where a type test for builtin scalar types
    (or library types known array-free, by qualified name) holds: `if isinstance(n, int):
    self.count = n`, past `if not isinstance(n, int): return`, after `assert isinstance(x,
@@ -28,7 +28,10 @@ The first of these that says something decides:
    those they inherit from the project's classes; where several define `m`, only if they
    agree), or for a compiled graph the methods bound at its outputs
    (`actor.m.bind(inp)`, `MultiOutputNode([...])`). Unannotated, evident return expressions
-   count (`return np.zeros(n)`, `return [1, 2]`, `return Rollout(...)`). Project-wide: the
+   count (`return np.zeros(n)`, `return [1, 2]`, `return Rollout(...)`, `return len(x)`,
+   and calls known to give scalars: `return ray.util.get_node_ip_address()`, `return
+   socket.gethostname(), os.getpid()`, `ray.get_runtime_context().get_node_id()`,
+   `ray.get_gpu_ids()[0]`). Project-wide: the
    actor class may live in another module. A call of a project function that returns what it
    reads is rated the same way, by that function's declared return type (`ip = node_ip(pg)`
    with `def node_ip(pg) -> str: return ray.get(...)` reads no arrays).
@@ -42,7 +45,8 @@ The first of these that says something decides:
   containers), configured `array-types`; torch tensors only with `zero-copy-torch = true`
   (`--zero-copy-torch`), which mirrors Ray's `RAY_ENABLE_ZERO_COPY_TORCH_TENSORS`.
 - *Array-free*: scalars, strings, bytes, containers of those, torch tensors by default (Ray
-  copies them), project classes whose fields are all array-free, and library objects Ray
+  copies them), enums (a member unpickles as the class's own member, looked up by value),
+  project classes whose fields are all array-free, and library objects Ray
   rebuilds without a shared buffer: `xgboost.Booster` (its model is pickled as bytes and
   loaded into a new native handle), `pyarrow.Schema`, `DataType` and `Field`. (Not
   `lightgbm.Booster`: after a custom `feval` it holds numpy buffers that come back zero-copy.)
