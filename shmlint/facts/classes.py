@@ -123,6 +123,7 @@ class ClassResolver:
         for field in info.fields:
             found, zero_copy = self.field_evidence(summary, field.annotation)
             fields[field.name] = FieldFact(field.name, summary.path, field.line, found, zero_copy)
+        enum = self._enumerates(bases)  # (before the reading ends: it reads the ancestors)
         self.in_progress.discard(name)
         self._stack.pop()
         self._note(name, self._reading.pop())
@@ -131,7 +132,7 @@ class ClassResolver:
             b in self.facts.classes or b.rpartition(".")[2] in NEUTRAL_BASES for b in bases
         )
         base_evidence = [self.facts.classes[b].evidence for b in bases if b in self.facts.classes]
-        if self._enumerates(bases):
+        if enum:
             result = Evidence.ARRAY_FREE  # (its members are the class's own: catalog.ENUM_BASES)
         elif Evidence.ARRAYS in values or Evidence.ARRAYS in base_evidence:
             result = Evidence.ARRAYS
@@ -151,7 +152,8 @@ class ClassResolver:
 
     def _enumerates(self, bases: Iterable[str]) -> bool:
         """Whether a class of these (qualified) bases is an enum: one is an enum base, or a
-        class (rated before) that is one."""
+        class (rated before) that is one. Every ancestor it looks at counts as read by the
+        rating under way (a grandparent's bases edited re-rate its grandchildren)."""
         seen: set[str] = set()
         todo = list(bases)
         while todo:
@@ -161,6 +163,8 @@ class ClassResolver:
             fact = self.facts.classes.get(base)
             if fact is not None and base not in seen:
                 seen.add(base)
+                if self._reading:
+                    self._reading[-1].add(base)
                 todo.extend(fact.bases)
         return False
 

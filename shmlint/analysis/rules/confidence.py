@@ -14,12 +14,13 @@ the read returns, and whether that can hold memory Ray hands back zero-copy.
 The first of these that says something decides:
 
 1. **The value's own annotation**: `answers: list[str] = ray.get(ref)`, `cast(str,
-   ray.get(ref))`, or a local container declared `list[str]` that the value goes into. A value declared to hold no arrays drops the
-   read: it is never reported. So does a variable where a type test for builtin scalar types
-   (or library types known array-free, by qualified name) holds: `if isinstance(n, int):
-   self.count = n`, past `if not isinstance(n, int): return`, after `assert isinstance(x,
-   (int, str))`. A test for a project class narrows nothing (a subclass may hold arrays), nor
-   does a test for an array type (where it failed, nothing is known).
+   ray.get(ref))`, or a local container declared `list[str]` that the value goes into. A
+   value declared to hold no arrays drops the read: it is never reported. So does a variable
+   where a type test for builtin scalar types (or library types known array-free, by
+   qualified name) holds: `if isinstance(n, int): self.count = n`, past `if not
+   isinstance(n, int): return`, after `assert isinstance(x, (int, str))`. A test for a
+   project class narrows nothing (a subclass may hold arrays), nor does a test for an array
+   type (where it failed, nothing is known).
 2. **The payload of the read**: the declared return type of what produced the ref — a
    `@ray.remote` function (`f.remote()`, `ray.remote(f)`, or one made remote where it is
    called: `ray.remote(num_gpus=2)(f).remote()`), a method of an actor class
