@@ -1,7 +1,8 @@
-"""The interface the expression and statement halves of a function analysis share.
+"""The interface the parts of a function analysis share.
 
-``FunctionAnalysis`` is split over two mixins to keep modules small; this base declares what
-each half may call on the other, so both type-check on their own.
+``FunctionAnalysis`` is split over mixins to keep modules small (expressions, calls, the
+project's callees, statements); this base declares what each part may call on the others, so
+each type-checks on its own.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from shmlint.analysis.dataflow.context import ModuleContext, Sink
 from shmlint.analysis.dataflow.frames import LoopFrame
 from shmlint.analysis.dataflow.values import State, Value
 from shmlint.basics.names import Scope
-from shmlint.facts.evidence import Evidence, Payload
+from shmlint.basics.types import SourceKind
+from shmlint.facts.evidence import UNKNOWN_PAYLOAD, Evidence, Payload
 
 BodyNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 FunctionNode = ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
@@ -52,6 +54,49 @@ class AnalysisBase:
         raise NotImplementedError
 
     def name_value(self, name: str, state: State) -> Value:
+        raise NotImplementedError
+
+    def source(
+        self,
+        node: ast.expr,
+        kind: SourceKind,
+        origins: frozenset[str] = frozenset(),
+        needs_ref: bool = False,
+        via: str = "",
+        payload: Payload = UNKNOWN_PAYLOAD,
+    ) -> Value:
+        raise NotImplementedError
+
+    # calls (calls.py) and the project's callees (callees.py)
+    def call_value(self, node: ast.Call, state: State) -> Value:
+        raise NotImplementedError
+
+    def own_coroutine(self, node: ast.expr) -> str | None:
+        raise NotImplementedError
+
+    def awaits_own_coroutine(self, node: ast.expr) -> bool:
+        raise NotImplementedError
+
+    def callee_payload(self, target: ast.expr, *, remote_only: bool = False) -> Payload | None:
+        raise NotImplementedError
+
+    def remote_callable(self, target: ast.expr, value: Value) -> Value:
+        raise NotImplementedError
+
+    def made_remote(self, target: ast.expr) -> ast.expr:
+        raise NotImplementedError
+
+    def project_call(
+        self,
+        node: ast.Call,
+        args: list[Value],
+        keywords: list[Value],
+        result: Value,
+        kinds: frozenset[str],
+    ) -> Value | None:
+        raise NotImplementedError
+
+    def returned_kinds(self, func: ast.expr) -> frozenset[str]:
         raise NotImplementedError
 
     def call_name(self, func: ast.expr, state: State) -> str | None:

@@ -6,6 +6,8 @@ import ast
 import dataclasses
 
 from shmlint.analysis.dataflow.base import BodyNode
+from shmlint.analysis.dataflow.callees import CalleeMixin
+from shmlint.analysis.dataflow.calls import CallMixin
 from shmlint.analysis.dataflow.context import ModuleContext, no_sink
 from shmlint.analysis.dataflow.expressions import ExpressionMixin
 from shmlint.analysis.dataflow.facts import handle_kinds
@@ -46,7 +48,7 @@ def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> bo
     )
 
 
-class FunctionAnalysis(ExpressionMixin, StatementMixin):
+class FunctionAnalysis(ExpressionMixin, CallMixin, CalleeMixin, StatementMixin):
     """Taint analysis of one body; nested functions and classes get their own analysis."""
 
     def __init__(
