@@ -155,6 +155,16 @@ ARRAY_FREE_LIBRARY_TYPES = frozenset(
         "pyarrow.lib.Field",
     }
 )
+# numpy's scalar types: a scalar pickles its bytes in band (`numpy.core.multiarray.scalar`),
+# so what Ray hands back is a new object, never a view of the object store.
+NUMPY_SCALAR_TYPES = frozenset(
+    f"numpy.{name}"
+    for name in (
+        "bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 intc intp float16 float32"
+        " float64 double single half longdouble complex64 complex128 str_ bytes_ datetime64"
+        " timedelta64 integer floating number"
+    ).split()
+)
 # Generic wrappers that are neutral: evidence comes from their arguments.
 NEUTRAL_GENERICS = frozenset(
     {

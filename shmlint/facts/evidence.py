@@ -68,7 +68,8 @@ class TypeTables:
 @functools.cache
 def _tables(array_types: frozenset[str], zero_copy_torch: bool) -> TypeTables:
     arrays, names = catalog.ZERO_COPY_ARRAY_TYPES, catalog.ZERO_COPY_ARRAY_NAMES
-    free, free_names = catalog.ARRAY_FREE_LIBRARY_TYPES, catalog.ARRAY_FREE_TYPES
+    free = catalog.ARRAY_FREE_LIBRARY_TYPES | catalog.NUMPY_SCALAR_TYPES
+    free_names = catalog.ARRAY_FREE_TYPES
     if zero_copy_torch:
         arrays, names = arrays | catalog.TORCH_TYPES, names | catalog.TORCH_NAMES
     else:

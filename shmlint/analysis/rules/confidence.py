@@ -46,7 +46,8 @@ The first of these that says something decides:
   containers), configured `array-types`; torch tensors only with `zero-copy-torch = true`
   (`--zero-copy-torch`), which mirrors Ray's `RAY_ENABLE_ZERO_COPY_TORCH_TENSORS`.
 - *Array-free*: scalars, strings, bytes, containers of those, torch tensors by default (Ray
-  copies them), enums (a member unpickles as the class's own member, looked up by value),
+  copies them), numpy scalars (`np.int64`, `np.float32`: their bytes are pickled in band),
+  enums (a member unpickles as the class's own member, looked up by value),
   project classes whose fields are all array-free, and library objects Ray
   rebuilds without a shared buffer: `xgboost.Booster` (its model is pickled as bytes and
   loaded into a new native handle), `pyarrow.Schema`, `DataType` and `Field`. (Not
