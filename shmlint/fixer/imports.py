@@ -25,9 +25,10 @@ def _is_import_line(statement: cst.BaseStatement) -> bool:
     )
 
 
-def with_imports(module: cst.Module, imports: list[tuple[str, str]]) -> cst.Module:
-    """``module`` with ``from source import name`` for each (source, name) of ``imports``
-    where it is missing, placed as libcst's ``AddImportsVisitor`` places it."""
+def with_imports(module: cst.Module, imports: list[tuple[str, str, str | None]]) -> cst.Module:
+    """``module`` with ``from source import name`` (``as alias``, when one is given) for each
+    (source, name, alias) of ``imports`` where it is missing, placed as libcst's
+    ``AddImportsVisitor`` places it."""
     body = module.body
     # A first simple line (a docstring, maybe), the import block, the statement after it.
     end = 1 if body and isinstance(body[0], cst.SimpleStatementLine) else 0
@@ -39,8 +40,8 @@ def with_imports(module: cst.Module, imports: list[tuple[str, str]]) -> cst.Modu
     if standing:  # never walked: a line with its leading lines stands in
         top[-1] = cst.SimpleStatementLine((cst.Pass(),), leading_lines=top[-1].leading_lines)
     context = CodemodContext()
-    for source, name in imports:
-        AddImportsVisitor.add_needed_import(context, source, name)
+    for source, name, alias in imports:
+        AddImportsVisitor.add_needed_import(context, source, name, alias)
     added = AddImportsVisitor(context).transform_module(module.with_changes(body=top))
     new_top = list(added.body)
     if standing:

@@ -176,11 +176,8 @@ def test_unsafe_fixes_need_the_flag(workdir: Path, capsys: pytest.CaptureFixture
             "from shmlint.runtime import "
             "detach_zero_copy_from_model_runner_output, detach_zero_copy",
         ),
-        (
-            "from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n",
-            None,
-        ),
         ("def detach_zero_copy_from_model_runner_output(x):\n    return x\n", None),
+        ("from shmlint.runtime import detach_zero_copy_from_model_runner_output\n", IMPORT),
     ],
 )
 def test_imports_are_merged_or_skipped(
@@ -195,6 +192,40 @@ def test_imports_are_merged_or_skipped(
         assert IMPORT not in text
     else:
         assert expect_import in text and text.count("from shmlint.runtime import") == 1
+
+
+ALIASED = "shmlint_detach_zero_copy_from_model_runner_output"
+ALIAS_IMPORT = (
+    "from shmlint.runtime import detach_zero_copy_from_model_runner_output as "
+    "shmlint_detach_zero_copy_from_model_runner_output"
+)
+
+
+@pytest.mark.parametrize(
+    "prelude",
+    [
+        # vLLM's and Aphrodite's own helper detaches in place and returns None: wrapping a
+        # read with it would bind None.
+        "from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n",
+        "def detach_zero_copy_from_model_runner_output(output) -> None:\n    output.x = 1\n",
+        "def detach_zero_copy_from_model_runner_output(output):\n    output.x = 1\n    return\n",
+        "import detach_zero_copy_from_model_runner_output\n",
+        "detach_zero_copy_from_model_runner_output = None\n",
+    ],
+    ids=["vllm-import", "in-place-annotated", "in-place-bare-return", "a-module", "a-variable"],
+)
+def test_a_name_bound_otherwise_is_not_called_by_the_fix(
+    workdir: Path, capsys: pytest.CaptureFixture[str], prelude: str
+) -> None:
+    path = workdir / "a.py"
+    path.write_text(prelude + RETAINING)
+    assert run(["--fix", "a.py"], capsys)[0] == 0
+    text = path.read_text()
+    assert f"{ALIASED}(ray.get(ref))" in text and ALIAS_IMPORT in text
+    assert prelude in text  # (the module's own binding is left as it was)
+    (workdir / "b.py").write_text(f"{prelude}\n{ALIASED} = 1\n" + RETAINING)
+    run(["--fix", "b.py"], capsys)
+    assert f"{ALIASED}_1(ray.get(ref))" in (workdir / "b.py").read_text()
 
 
 def test_libcst_codemod_runner(workdir: Path) -> None:

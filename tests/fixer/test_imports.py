@@ -15,10 +15,15 @@ from shmlint.fixer.imports import with_imports
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").rglob("*.py"))
 RUNTIME = "shmlint.runtime"
-IMPORTS = [
-    [(RUNTIME, "detach_zero_copy")],
-    [(RUNTIME, "detach_zero_copy"), (RUNTIME, "detach_zero_copy_from_model_runner_output")],
-    [("helpers.detach", "keep_nothing")],
+Imports = list[tuple[str, str, str | None]]
+IMPORTS: list[Imports] = [
+    [(RUNTIME, "detach_zero_copy", None)],
+    [
+        (RUNTIME, "detach_zero_copy", None),
+        (RUNTIME, "detach_zero_copy_from_model_runner_output", None),
+    ],
+    [("helpers.detach", "keep_nothing", None)],
+    [(RUNTIME, "detach_zero_copy_from_model_runner_output", "shmlint_detach")],
 ]
 EDGES = {
     "empty": "",
@@ -42,16 +47,16 @@ EDGES = {
 }
 
 
-def _whole(module: cst.Module, imports: list[tuple[str, str]]) -> cst.Module:
+def _whole(module: cst.Module, imports: Imports) -> cst.Module:
     context = CodemodContext()
-    for source, name in imports:
-        AddImportsVisitor.add_needed_import(context, source, name)
+    for source, name, alias in imports:
+        AddImportsVisitor.add_needed_import(context, source, name, alias)
     return AddImportsVisitor(context).transform_module(module)
 
 
-@pytest.mark.parametrize("imports", IMPORTS, ids=["one", "two", "elsewhere"])
+@pytest.mark.parametrize("imports", IMPORTS, ids=["one", "two", "elsewhere", "aliased"])
 @pytest.mark.parametrize("name", sorted(EDGES))
-def test_an_edge_case(name: str, imports: list[tuple[str, str]]) -> None:
+def test_an_edge_case(name: str, imports: Imports) -> None:
     module = cst.parse_module(EDGES[name])
     assert with_imports(module, imports).code == _whole(module, imports).code
 

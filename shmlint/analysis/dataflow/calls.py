@@ -244,12 +244,16 @@ class CallMixin(AnalysisBase):
         return qualified_name(func, self.scope)
 
     def is_sanitizer(self, qname: str | None, func: ast.expr) -> bool:
-        """The bundled helpers by name (from any module) and configured sanitizers."""
+        """The bundled helpers by name (from any module, also imported under another name:
+        ``from shmlint.runtime import detach_zero_copy as detach``) and configured
+        sanitizers."""
         name = last_name(func)
         sanitizers = self.ctx.options.extend_sanitizers
         if name in catalog.HELPER_NAMES or name in sanitizers:
             return True
-        return qname is not None and qname in sanitizers
+        if qname is None:
+            return False
+        return qname in sanitizers or qname.rpartition(".")[2] in catalog.HELPER_NAMES
 
     def detach_in_place(self, node: ast.Call, state: State) -> None:
         """``helper(out)`` detaches ``out`` in place (the helpers return their argument too)."""
