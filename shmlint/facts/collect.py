@@ -154,29 +154,33 @@ def _literal_type(value: object) -> str | None:
     return None
 
 
-def _evident_type(node: ast.expr, names: _Namer) -> str | None:
+def _evident_type(node: ast.expr, names: _Namer, local: frozenset[str]) -> str | None:
     """An annotation for what ``node`` evidently is (literals, numpy and torch constructors,
-    builtins, class constructors), or None."""
+    builtins, class constructors, calls known to give scalars), or None. A call through a name
+    the function binds itself (``local``: a parameter, an assignment) is none of those: a
+    local ``time`` is not the module."""
     if isinstance(node, ast.Constant):
         return _literal_type(node.value)
     if isinstance(node, ast.JoinedStr):
         return "str"
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        inner = [_evident_type(e, names) for e in node.elts]
+        inner = [_evident_type(e, names, local) for e in node.elts]
         if any(t is None for t in inner):
             return None
         head = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
         return f"{head}[{' | '.join(sorted(set(inner))) or 'None'}]"  # type: ignore[arg-type]
     if isinstance(node, ast.Dict):
-        keys = [_evident_type(k, names) if k is not None else None for k in node.keys]
-        values = [_evident_type(v, names) for v in node.values]
+        keys = [_evident_type(k, names, local) if k is not None else None for k in node.keys]
+        values = [_evident_type(v, names, local) for v in node.values]
         if any(t is None for t in keys + values):
             return None
         key = " | ".join(sorted(set(keys))) or "None"  # type: ignore[arg-type]
         return f"dict[{key}, {' | '.join(sorted(set(values))) or 'None'}]"  # type: ignore[arg-type]
     if isinstance(node, ast.Subscript):
-        return _element_type(_evident_type(node.value, names), node.slice)
+        return _element_type(_evident_type(node.value, names, local), node.slice)
     if isinstance(node, ast.Call):
+        if _root(node.func) in local:
+            return None
         qualified = _call_name(node.func, names)
         if qualified is None:
             return None
@@ -205,15 +209,58 @@ def _call_name(func: ast.expr, names: _Namer) -> str | None:
     return names(func)
 
 
+def _root(func: ast.expr) -> str | None:
+    """The name a call's target starts from (``time`` of ``time.time``, ``ray`` of
+    ``ray.get_runtime_context().get_node_id``)."""
+    while isinstance(func, (ast.Attribute, ast.Call)):
+        func = func.value if isinstance(func, ast.Attribute) else func.func
+    return func.id if isinstance(func, ast.Name) else None
+
+
+# Types whose values hold no array, whatever is inside them: an element of a list or a tuple of
+# these is one of them.
+_SCALAR_NAMES = frozenset(
+    {"int", "float", "str", "bool", "bytes", "complex", "None", "list", "tuple", "dict", "set"}
+)
+
+
 def _element_type(container: str | None, index: ast.expr) -> str | None:
-    """What indexing a value of the evident type ``container`` gives: a slice of a list or a
-    tuple is one, an element of one is of its element type (``list[int]``: ``int``)."""
-    if container is None:
+    """What indexing a value of the evident type ``container`` gives, when it is a list or a
+    tuple of scalars (``ray.get_gpu_ids()[0]``): a slice is one, an element one of its element
+    types. Of any other container, unknown: a tuple display's element types are joined
+    (``(1, np.zeros(3))`` is ``tuple[int | numpy.ndarray]``), so its element is not known."""
+    parsed = None if container is None else _parse(container)
+    if not (
+        isinstance(parsed, ast.Subscript)
+        and isinstance(parsed.value, ast.Name)
+        and parsed.value.id in ("list", "tuple")
+        and all(n.id in _SCALAR_NAMES for n in ast.walk(parsed.slice) if isinstance(n, ast.Name))
+    ):
         return None
-    head, bracket, rest = container.partition("[")
-    if head not in ("list", "tuple") or not bracket or not rest.endswith("]"):
+    return container if isinstance(index, ast.Slice) else ast.unparse(parsed.slice)
+
+
+def _parse(text: str) -> ast.expr | None:
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
         return None
-    return container if isinstance(index, ast.Slice) else rest[:-1]
+
+
+def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names a function binds itself: its parameters, and every name its body assigns or
+    defines (nested scopes' too: a wider net only makes fewer calls evident). Not its imports:
+    `import numpy as np` in the body names the module, as at the top."""
+    args = node.args
+    every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+    found = {a.arg for a in every if a is not None}
+    for statement in node.body:
+        for sub in ast.walk(statement):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                found.add(sub.id)
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(sub.name)
+    return frozenset(found)
 
 
 def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tuple[str, bool]:
@@ -235,9 +282,12 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
         )
         if not rebound:
             return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
+    local = _local_names(node)
     for statement in statements(node.body, into_scopes=False):
         if isinstance(statement, ast.Return):
-            evident = "None" if statement.value is None else _evident_type(statement.value, names)
+            evident = (
+                "None" if statement.value is None else _evident_type(statement.value, names, local)
+            )
             if evident is None:
                 return "", False
             found.append(evident)
