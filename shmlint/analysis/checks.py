@@ -14,6 +14,7 @@ from collections.abc import Callable
 from shmlint.analysis.dataflow import RawFinding, analyze_module
 from shmlint.analysis.dataflow.values import Label
 from shmlint.analysis.helpers import incomplete_helpers
+from shmlint.analysis.inplace import used_in_place_helpers
 from shmlint.basics.names import Scope
 from shmlint.basics.options import Options
 from shmlint.basics.types import Confidence, SourceKind
@@ -40,6 +41,23 @@ def find_retentions(module: ModuleInput) -> list[RawFinding]:
     return analyze_module(module.tree, module.options, module.text, module.view, module.scope)
 
 
+def find_in_place_results(module: ModuleInput) -> list[RawFinding]:
+    """SHM201: the None of an in-place detach helper used as its result."""
+    used = used_in_place_helpers(
+        module.tree, module.scope, module.view, module.options, module.text
+    )
+    return [
+        RawFinding(
+            "SHM201",
+            call.site,
+            Label(call.site, SourceKind.NONE, 0, "none"),
+            Confidence.HIGH,
+            call.message,
+        )
+        for call in used
+    ]
+
+
 def find_incomplete_helpers(module: ModuleInput) -> list[RawFinding]:
     """SHM301: detach helpers that miss an array-bearing field of the class they detach."""
     misses = incomplete_helpers(module.tree, module.scope, module.view, module.options, module.text)
@@ -55,4 +73,10 @@ def find_incomplete_helpers(module: ModuleInput) -> list[RawFinding]:
     ]
 
 
-__all__ = ["Check", "ModuleInput", "find_incomplete_helpers", "find_retentions"]
+__all__ = [
+    "Check",
+    "ModuleInput",
+    "find_in_place_results",
+    "find_incomplete_helpers",
+    "find_retentions",
+]

@@ -23,6 +23,7 @@ ALL_CODES = (
     "SHM105",
     "SHM106",
     "SHM107",
+    "SHM201",
     "SHM301",
 )
 DEFAULT_EXCLUDE = (

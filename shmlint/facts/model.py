@@ -176,6 +176,13 @@ class ProjectFacts:
         model_output = MODEL_OUTPUT_FIELD in fact.fields
         return Payload(fact.evidence, self._why(name, fact), model_output)
 
+    def returns_nothing(self, name: str) -> bool:
+        """True when project function ``name`` returns nothing: its return annotation is
+        ``None``, or (unannotated) it returns no value. (``function_payload`` names the same
+        text: a question about it is answered by the payload's answer.)"""
+        fact = self.returns.get(self.canonical(name))
+        return fact is not None and fact.text.strip("'\" ") == "None"
+
     def is_project_callable(self, name: str) -> bool:
         """True when ``name`` is a function or class of the project."""
         name = self.canonical(name)

@@ -117,6 +117,12 @@ class ProjectView:
         self._ask(f"p:{name}")
         return self.facts.function_payload(name)
 
+    def returns_nothing(self, name: str) -> bool:
+        """True when project function ``name`` returns nothing (``-> None``, or no value).
+        Asked as its payload (the answer names its return annotation)."""
+        self._ask(f"p:{name}")
+        return self.facts.returns_nothing(name)
+
     def is_remote(self, name: str) -> bool:
         """True for a ``@ray.remote`` function or a method of an actor class."""
         self._ask(f"x:{name}")

@@ -32,7 +32,9 @@ def test_codes_and_prefixes_of_rules_are_selectors(code: str) -> None:
     assert is_rule_selector(code)
 
 
-@pytest.mark.parametrize("code", ["SHM999", "SHM2", "SHM108", "SHM1011", "E501", "", "shm101"])
+@pytest.mark.parametrize(
+    "code", ["SHM999", "SHM4", "SHM202", "SHM108", "SHM1011", "E501", "", "shm101"]
+)
 def test_other_codes_are_not(code: str) -> None:
     assert not is_rule_selector(code)
 
@@ -41,7 +43,7 @@ def test_other_codes_are_not(code: str) -> None:
     ("args", "option", "code"),
     [
         (["--select", "SHM999"], "--select", "SHM999"),
-        (["--select", "SHM101,SHM2"], "--select", "SHM2"),
+        (["--select", "SHM101,SHM4"], "--select", "SHM4"),
         (["--ignore", "shm108"], "--ignore", "SHM108"),
         (["baseline", "--write", "base.json", "--ignore", "SHM9"], "--ignore", "SHM9"),
     ],
@@ -67,7 +69,7 @@ def test_known_codes_still_select(project: Path, capsys: pytest.CaptureFixture[s
     ("table", "key", "code"),
     [
         ('select = ["SHM109"]', "tool.shmlint.select", "SHM109"),
-        ('ignore = ["SHM1", "SHM2"]', "tool.shmlint.ignore", "SHM2"),
+        ('ignore = ["SHM1", "SHM4"]', "tool.shmlint.ignore", "SHM4"),
         ('per-file-ignores = { "tests/*" = ["X100"] }', "tool.shmlint.per-file-ignores", "X100"),
     ],
 )

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import inspect
 
-from shmlint.analysis.checks import Check, find_incomplete_helpers, find_retentions
+from shmlint.analysis.checks import (
+    Check,
+    find_in_place_results,
+    find_incomplete_helpers,
+    find_retentions,
+)
 from shmlint.analysis.rules.base import Rule
 from shmlint.analysis.rules.helpers import IncompleteDetachHelper
+from shmlint.analysis.rules.inplace import InPlaceHelperResult
 from shmlint.analysis.rules.parse import ParseError
 from shmlint.analysis.rules.retention import (
     CapturedByClosure,
@@ -35,6 +41,7 @@ RULES: dict[str, type[Rule]] = {
         YieldedUndetached,
         StoredInGlobal,
         CapturedByClosure,
+        InPlaceHelperResult,
         IncompleteDetachHelper,
     )
 }
@@ -43,6 +50,7 @@ RULES: dict[str, type[Rule]] = {
 # for a file it cannot read or parse).
 CHECKS: tuple[tuple[Check, frozenset[str]], ...] = (
     (find_retentions, frozenset({f"SHM10{n}" for n in range(1, 8)})),
+    (find_in_place_results, frozenset({"SHM201"})),
     (find_incomplete_helpers, frozenset({"SHM301"})),
 )
 
