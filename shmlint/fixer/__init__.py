@@ -17,6 +17,7 @@ from libcst.metadata import MetadataWrapper
 
 from shmlint.basics.config import Config
 from shmlint.basics.types import Finding
+from shmlint.fixer.bindings import helper_calls
 from shmlint.fixer.imports import with_imports
 from shmlint.fixer.locate import Span, locate_reads, source_span
 from shmlint.fixer.transforms import InPlaceReads, WrapReads
@@ -44,124 +45,6 @@ def _helper(config: Config, finding: Finding | None = None) -> tuple[str, str]:
     the configured helper."""
     module, _, name = ((finding.helper if finding else "") or config.helper).partition(":")
     return module, name
-
-
-def _returns_value(function: cst.FunctionDef) -> bool:
-    """The function returns what it is given back (a ``return`` with a value, and no ``->
-    None``): a helper that can wrap a read. One that returns nothing detaches in place (vLLM's
-    own ``detach_zero_copy_from_model_runner_output``): wrapping a read with it binds None."""
-    returns = function.returns
-    if returns is not None and (
-        isinstance(returns.annotation, cst.Name) and returns.annotation.value == "None"
-    ):
-        return False
-    found = False
-
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function  # (not into nested functions)
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            nonlocal found
-            value = node.value
-            found = found or not (
-                value is None or (isinstance(value, cst.Name) and value.value == "None")
-            )
-
-    function.visit(Returns())
-    return found
-
-
-def _binding(module: cst.Module, source: str, name: str) -> str | None:
-    """How the module binds ``name`` at top level: None (it does not), ``"helper"`` (the
-    helper itself, imported from ``source``, or a function of the module returning what it is
-    given), ``"other"`` (anything else: an in-place helper of the same name, vLLM's imported
-    from its module, an assignment), which a wrapping fix must not call."""
-    found: str | None = None
-    for statement in module.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-            found = "helper" if _returns_value(statement) else "other"
-        elif isinstance(statement, cst.ClassDef) and statement.name.value == name:
-            found = "other"
-        elif isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and not isinstance(
-                    small.names, cst.ImportStar
-                ):
-                    origin = _dotted(small.module) if small.module and not small.relative else None
-                    for alias in small.names:
-                        bound = alias.asname.name if alias.asname else alias.name
-                        if isinstance(bound, cst.Name) and bound.value == name:
-                            same = origin == source and _dotted(alias.name) == name
-                            found = "helper" if same else "other"
-                elif isinstance(small, cst.Import):
-                    for alias in small.names:
-                        bound = alias.asname.name if alias.asname else alias.name
-                        if isinstance(bound, cst.Name) and bound.value == name:
-                            found = "other"
-                elif isinstance(small, (cst.Assign, cst.AnnAssign)):
-                    targets = (
-                        [t.target for t in small.targets]
-                        if isinstance(small, cst.Assign)
-                        else [small.target]
-                    )
-                    if any(isinstance(t, cst.Name) and t.value == name for t in targets):
-                        found = "other"
-    return found
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
-
-
-def _top_names(module: cst.Module) -> set[str]:
-    """Every name the module's top level spells (a fresh alias avoids them all)."""
-    names: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-    module.visit(Names())
-    return names
-
-
-def _callable_helpers(
-    module: cst.Module, used: list[tuple[str, str]]
-) -> tuple[dict[tuple[str, str], str], list[tuple[str, str, str | None]]]:
-    """The name each used helper is called by in the fixed module, and the imports to add
-    (source, name, alias). A helper the module binds to something else by its name (vLLM's
-    in-place ``detach_zero_copy_from_model_runner_output``, which returns None) is imported
-    under a fresh alias (``shmlint_<name>``) instead of being shadowed or misused."""
-    calls: dict[tuple[str, str], str] = {}
-    imports: list[tuple[str, str, str | None]] = []
-    taken: set[str] | None = None
-    for source, name in used:
-        binding = _binding(module, source, name)
-        if binding is None:
-            calls[(source, name)] = name
-            imports.append((source, name, None))
-        elif binding == "helper":
-            calls[(source, name)] = name
-        else:
-            if taken is None:
-                taken = _top_names(module)
-            alias, number = f"shmlint_{name}", 0
-            while alias in taken:
-                number += 1
-                alias = f"shmlint_{name}_{number}"
-            taken.add(alias)
-            calls[(source, name)] = alias
-            imports.append((source, name, alias))
-    return calls, imports
 
 
 def _returns_list(read: cst.CSTNode, module: cst.Module) -> bool:
@@ -210,18 +93,25 @@ def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutc
         return FixOutcome(data, False, 0, "no read found at the reported positions")
     tree = wrapper.module
     helpers = {span: _helper(config, finding) for span, finding in spans.items()}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            names = ast.parse(data)
+    except (SyntaxError, ValueError) as error:
+        return FixOutcome(data, False, 0, f"the file does not parse: {error}")
     if config.helper_style == "wrap":
-        calls, imports = _callable_helpers(tree, sorted({helpers[span] for span in reads}))
+        used = sorted({helpers[span] for span in reads})
+        calls, imports = helper_calls(names, used, in_place=False)
         wrap = WrapReads({node: calls[helpers[span]] for span, node in reads.items()})
         new_tree = tree.visit(wrap)
         attempted = wrap.wrapped
     else:
-        source, helper = _helper(config)
+        helper = _helper(config)
+        calls, imports = helper_calls(names, [helper], in_place=True)
         targets = {node: _returns_list(node, tree) for node in reads.values()}
-        in_place = InPlaceReads(targets, helper)
+        in_place = InPlaceReads(targets, calls[helper])
         new_tree = wrapper.visit(in_place)
         attempted = in_place.fixed
-        imports = [] if _binding(tree, source, helper) else [(source, helper, None)]
     if attempted and imports:
         new_tree = with_imports(new_tree, imports)
     new_source = new_tree.bytes

@@ -211,8 +211,26 @@ ALIAS_IMPORT = (
         "def detach_zero_copy_from_model_runner_output(output):\n    output.x = 1\n    return\n",
         "import detach_zero_copy_from_model_runner_output\n",
         "detach_zero_copy_from_model_runner_output = None\n",
+        "try:\n"
+        "    from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n"
+        "except ImportError:\n    detach_zero_copy_from_model_runner_output = None\n",
+        "if X:\n    def detach_zero_copy_from_model_runner_output(output) -> None:\n        pass\n",
+        "X = 1\nfrom vllm.v1.executor.ray_utils import *\n",
+        "async def detach_zero_copy_from_model_runner_output(output):\n    return output\n",
+        "@cache\ndef detach_zero_copy_from_model_runner_output(output):\n    return output\n",
     ],
-    ids=["vllm-import", "in-place-annotated", "in-place-bare-return", "a-module", "a-variable"],
+    ids=[
+        "vllm-import",
+        "in-place-annotated",
+        "in-place-bare-return",
+        "a-module",
+        "a-variable",
+        "in-a-try",
+        "in-an-if",
+        "a-star-import",
+        "a-coroutine",
+        "decorated",
+    ],
 )
 def test_a_name_bound_otherwise_is_not_called_by_the_fix(
     workdir: Path, capsys: pytest.CaptureFixture[str], prelude: str
@@ -226,6 +244,72 @@ def test_a_name_bound_otherwise_is_not_called_by_the_fix(
     (workdir / "b.py").write_text(f"{prelude}\n{ALIASED} = 1\n" + RETAINING)
     run(["--fix", "b.py"], capsys)
     assert f"{ALIASED}_1(ray.get(ref))" in (workdir / "b.py").read_text()
+
+
+def test_a_binding_inside_the_function_is_seen(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = workdir / "a.py"
+    inner = "    from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n"
+    path.write_text(
+        RETAINING.replace("    return ray.get(ref)\n", inner + "    return ray.get(ref)\n")
+    )
+    assert run(["--fix", "a.py"], capsys)[0] == 0
+    assert f"{ALIASED}(ray.get(ref))" in path.read_text()
+
+
+def test_a_second_fix_reuses_the_alias(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = workdir / "a.py"
+    prelude = "from vllm.v1.executor.ray_utils import detach_zero_copy_from_model_runner_output\n"
+    path.write_text(prelude + RETAINING)
+    run(["--fix", "a.py"], capsys)
+    path.write_text(path.read_text() + "\n\ndef fetch2(ref) -> Output:\n    return ray.get(ref)\n")
+    assert run(["--fix", "a.py"], capsys)[0] == 0
+    text = path.read_text()
+    assert text.count(f"{ALIASED}(ray.get(ref))") == 2 and f"{ALIASED}_1" not in text
+
+
+def test_an_aliased_import_of_the_helper_is_called_by_its_alias(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = workdir / "a.py"
+    path.write_text(f"{IMPORT} as detach_output\n" + RETAINING)
+    assert run(["--fix", "a.py"], capsys)[0] == 0
+    text = path.read_text()
+    assert "detach_output(ray.get(ref))" in text and text.count("import") == 3
+
+
+def test_a_relative_import_of_the_configured_helper_is_called(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "pyproject.toml").write_text('[tool.shmlint]\nhelper = "pkg.utils:detach"\n')
+    (workdir / "pkg").mkdir()
+    (workdir / "pkg" / "__init__.py").write_text("")
+    (workdir / "pkg" / "utils.py").write_text("def detach(value):\n    return value\n")
+    path = workdir / "pkg" / "a.py"
+    path.write_text("from .utils import detach\n" + RETAINING)
+    run(["--fix", "pkg/a.py"], capsys)  # (the re-check does not resolve `.utils` yet)
+    text = path.read_text()
+    assert "return detach(ray.get(ref))" in text and "shmlint_" not in text
+
+
+@pytest.mark.parametrize(
+    "prelude",
+    [
+        "detach_zero_copy_from_model_runner_output = None\n",
+        "def detach_zero_copy_from_model_runner_output(output):\n    return output.copy()\n",
+    ],
+    ids=["a-variable", "a-copying-function"],
+)
+def test_the_in_place_style_calls_only_an_in_place_helper(
+    workdir: Path, capsys: pytest.CaptureFixture[str], prelude: str
+) -> None:
+    (workdir / "pyproject.toml").write_text('[tool.shmlint]\nhelper-style = "in-place"\n')
+    path = workdir / "a.py"
+    path.write_text(prelude + RETAINING)
+    run(["--fix", "a.py"], capsys)
+    text = path.read_text()
+    assert f"    {ALIASED}(output)\n" in text and ALIAS_IMPORT in text
 
 
 def test_libcst_codemod_runner(workdir: Path) -> None:
