@@ -12,8 +12,15 @@ class InPlaceHelperResult(Rule):
     function named like the bundled helpers (`detach_zero_copy_from_model_runner_output`,
     `detach_zero_copy`) or a configured sanitizer (`extend-sanitizers`), annotated `-> None`
     or returning no value — whose result is used: assigned, returned, passed on, put in a
-    container. Only a call on its own line (`helper(output)`, `await helper(output)`) is how
-    such a helper is meant to be called.
+    container. Only a call on its own line (`helper(output)`, `await helper(output)`, also in
+    a conditional or boolean expression statement: `flag and helper(output)`) is how such a
+    helper is meant to be called. Not reported: calls in a lambda (a callback's value is
+    usually dropped), calls handed to `asyncio.gather` / `create_task` / `ensure_future` /
+    `run_until_complete` and the like (a coroutine function's call gives a coroutine), and a
+    coroutine function or a decorated function of the module itself (what its call gives is
+    not what its body returns). A configured sanitizer given by qualified name matches only
+    that function, not others of its name. Not followed: `self.helper(...)`, and a helper
+    re-exported under another name in a file that spells no helper's name.
 
     The helper may live in another module of the project (vLLM's is in
     `vllm/v1/executor/ray_utils.py`, called from `ray_executor.py`): the project run finds it;
