@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable
 
 from shmlint.analysis.dataflow import RawFinding, analyze_module
-from shmlint.analysis.dataflow.values import Label
+from shmlint.analysis.dataflow.values import Label, Site
 from shmlint.analysis.helpers import incomplete_helpers
 from shmlint.analysis.inplace import used_in_place_helpers
 from shmlint.basics.names import Scope
@@ -41,36 +41,27 @@ def find_retentions(module: ModuleInput) -> list[RawFinding]:
     return analyze_module(module.tree, module.options, module.text, module.view, module.scope)
 
 
+def _about_code(code: str, found: list[tuple[Site, str]]) -> list[RawFinding]:
+    """Findings about code rather than a read (a call, a helper's ``def``): certain, each at
+    its site with its message."""
+    return [
+        RawFinding(code, site, Label(site, SourceKind.NONE, 0, "none"), Confidence.HIGH, message)
+        for site, message in found
+    ]
+
+
 def find_in_place_results(module: ModuleInput) -> list[RawFinding]:
     """SHM201: the None of an in-place detach helper used as its result."""
     used = used_in_place_helpers(
         module.tree, module.scope, module.view, module.options, module.text
     )
-    return [
-        RawFinding(
-            "SHM201",
-            call.site,
-            Label(call.site, SourceKind.NONE, 0, "none"),
-            Confidence.HIGH,
-            call.message,
-        )
-        for call in used
-    ]
+    return _about_code("SHM201", [(call.site, call.message) for call in used])
 
 
 def find_incomplete_helpers(module: ModuleInput) -> list[RawFinding]:
     """SHM301: detach helpers that miss an array-bearing field of the class they detach."""
     misses = incomplete_helpers(module.tree, module.scope, module.view, module.options, module.text)
-    return [
-        RawFinding(
-            "SHM301",
-            miss.site,
-            Label(miss.site, SourceKind.NONE, 0, "none"),
-            Confidence.HIGH,
-            miss.message,
-        )
-        for miss in misses
-    ]
+    return _about_code("SHM301", [(miss.site, miss.message) for miss in misses])
 
 
 __all__ = [
