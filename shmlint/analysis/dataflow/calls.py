@@ -34,6 +34,7 @@ from shmlint.facts.kinds import (
     payload_kinds,
     read_payload,
 )
+from shmlint.facts.layout import absolute_import
 
 
 def _input_payload(call: ast.Call) -> Payload:
@@ -253,6 +254,9 @@ class CallMixin(AnalysisBase):
             return True
         if qname is None:
             return False
+        project = self.ctx.project
+        if qname.startswith(".") and project is not None:  # `from .utils import detach`
+            qname = absolute_import(qname, project.module, project.is_package)
         return qname in sanitizers or qname.rpartition(".")[2] in catalog.HELPER_NAMES
 
     def detach_in_place(self, node: ast.Call, state: State) -> None:
