@@ -291,11 +291,22 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
             if evident is None:
                 return "", False
             found.append(evident)
-        elif isinstance(statement, ast.Expr) and isinstance(
-            statement.value, (ast.Yield, ast.YieldFrom, ast.Await)
-        ):
-            return "", False  # a generator or coroutine: not what a return gives
+    if _generates(node):
+        return "", False  # a generator: what it yields, not what a return gives
     return " | ".join(dict.fromkeys(found)) or "None", True
+
+
+def _generates(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The function yields (anywhere in its own body, ``x = yield y`` too). (An ``await`` says
+    nothing of what it returns: Ray awaits a coroutine and hands back its return value.)"""
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        sub = todo.pop()
+        if isinstance(sub, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(sub))
+    return False
 
 
 def _function(
