@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections.abc import Callable
 
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
@@ -154,11 +155,11 @@ def _literal_type(value: object) -> str | None:
     return None
 
 
-def _evident_type(node: ast.expr, names: _Namer, local: frozenset[str]) -> str | None:
+def _evident_type(node: ast.expr, names: _Namer, local: Callable[[], frozenset[str]]) -> str | None:
     """An annotation for what ``node`` evidently is (literals, numpy and torch constructors,
     builtins, class constructors, calls known to give scalars), or None. A call through a name
-    the function binds itself (``local``: a parameter, an assignment) is none of those: a
-    local ``time`` is not the module."""
+    the function binds itself (``local()``: a parameter, an assignment; computed on the first
+    call met) is none of those: a local ``time`` is not the module."""
     if isinstance(node, ast.Constant):
         return _literal_type(node.value)
     if isinstance(node, ast.JoinedStr):
@@ -179,25 +180,32 @@ def _evident_type(node: ast.expr, names: _Namer, local: frozenset[str]) -> str |
     if isinstance(node, ast.Subscript):
         return _element_type(_evident_type(node.value, names, local), node.slice)
     if isinstance(node, ast.Call):
-        if _root(node.func) in local:
-            return None
-        qualified = _call_name(node.func, names)
-        if qualified is None:
-            return None
-        if qualified in catalog.SCALAR_RESULT_CALLS:
-            return catalog.SCALAR_RESULT_CALLS[qualified]
-        if "(" in qualified:
-            return None  # a method of a call's result
-        head, _, last = qualified.rpartition(".")
-        if (head == "numpy" or head.startswith("numpy.")) and last in _NUMPY_CONSTRUCTORS:
-            return "numpy.ndarray"
-        if head == "torch" and last[:1].islower():
-            # `torch.from_numpy(x)` shares x's buffer: not the copied tensor Ray hands back.
-            return None if last in catalog.TORCH_VIEW_FUNCTIONS else "torch.Tensor"
-        if not head and last in _BUILTIN_RESULTS:
-            return _BUILTIN_RESULTS[last]
-        if head and last[:1].isupper():
-            return qualified  # a class, if the project has one by that name (else unknown)
+        called = _called_type(node, names)
+        if called is None or _root(node.func) in local():
+            return None  # (the function's own names asked last: most calls are not evident)
+        return called
+    return None
+
+
+def _called_type(node: ast.Call, names: _Namer) -> str | None:
+    """What a call evidently gives, by the name it calls (see :func:`_evident_type`)."""
+    qualified = _call_name(node.func, names)
+    if qualified is None:
+        return None
+    if qualified in catalog.SCALAR_RESULT_CALLS:
+        return catalog.SCALAR_RESULT_CALLS[qualified]
+    if "(" in qualified:
+        return None  # a method of a call's result
+    head, _, last = qualified.rpartition(".")
+    if (head == "numpy" or head.startswith("numpy.")) and last in _NUMPY_CONSTRUCTORS:
+        return "numpy.ndarray"
+    if head == "torch" and last[:1].islower():
+        # `torch.from_numpy(x)` shares x's buffer: not the copied tensor Ray hands back.
+        return None if last in catalog.TORCH_VIEW_FUNCTIONS else "torch.Tensor"
+    if not head and last in _BUILTIN_RESULTS:
+        return _BUILTIN_RESULTS[last]
+    if head and last[:1].isupper():
+        return qualified  # a class, if the project has one by that name (else unknown)
     return None
 
 
@@ -282,31 +290,29 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
         )
         if not rebound:
             return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
-    local = _local_names(node)
+    bound: list[frozenset[str]] = []
+
+    def local() -> frozenset[str]:
+        if not bound:
+            bound.append(_local_names(node))
+        return bound[0]
+
     for statement in statements(node.body, into_scopes=False):
-        if isinstance(statement, ast.Return):
-            evident = (
-                "None" if statement.value is None else _evident_type(statement.value, names, local)
-            )
-            if evident is None:
-                return "", False
-            found.append(evident)
-    if _generates(node):
-        return "", False  # a generator: what it yields, not what a return gives
+        if isinstance(statement, _VALUED):
+            value = statement.value
+            if isinstance(value, _YIELDS):
+                return "", False  # a generator (`yield x`, `x = yield y`): not a return's
+            if isinstance(statement, ast.Return):
+                evident = "None" if value is None else _evident_type(value, names, local)
+                if evident is None:
+                    return "", False
+                found.append(evident)
     return " | ".join(dict.fromkeys(found)) or "None", True
 
 
-def _generates(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """The function yields (anywhere in its own body, ``x = yield y`` too). (An ``await`` says
-    nothing of what it returns: Ray awaits a coroutine and hands back its return value.)"""
-    todo: list[ast.AST] = list(node.body)
-    while todo:
-        sub = todo.pop()
-        if isinstance(sub, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(sub))
-    return False
+# Statements whose value a `yield` may be (a generator), or a `return` gives.
+_VALUED = (ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
+_YIELDS = (ast.Yield, ast.YieldFrom)
 
 
 def _function(
