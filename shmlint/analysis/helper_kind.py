@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import last_name
 
@@ -88,6 +89,17 @@ def detaches_param_fields(
 
 def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
+
+
+def names_helper(spelled: str | None, qname: str | None, sanitizers: frozenset[str]) -> bool:
+    """A call of a detach helper by its name: the bundled helpers' names (from any module, and
+    under any name they are imported as: the last part of ``qname``) and the configured
+    sanitizers (``spelled`` matches a bare one, ``qname`` a qualified one)."""
+    if spelled in catalog.HELPER_NAMES or spelled in sanitizers:
+        return True
+    if qname is None:
+        return False
+    return qname in sanitizers or qname.rpartition(".")[2] in catalog.HELPER_NAMES
 
 
 def checkers_of(tree: ast.Module, read_only_lines: list[int] | None) -> frozenset[str]:

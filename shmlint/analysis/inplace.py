@@ -16,6 +16,7 @@ import ast
 import dataclasses
 
 from shmlint.analysis.dataflow.values import Site
+from shmlint.analysis.helper_kind import names_helper
 from shmlint.basics import catalog
 from shmlint.basics.names import Scope, last_name, qualified_name
 from shmlint.basics.options import Options
@@ -150,16 +151,7 @@ def _in_place(
     name = view.qname(func, scope)
     if name is None:
         return False
-    last = name.rpartition(".")[2]
-    sanitizers = options.extend_sanitizers
-    spelled = last_name(func) or ""
-    helper = (
-        last in catalog.HELPER_NAMES
-        or spelled in catalog.HELPER_NAMES
-        or name in sanitizers
-        or ("." not in spelled and spelled in sanitizers)
-    )
-    if not helper:
+    if not names_helper(last_name(func), name, options.extend_sanitizers):
         return False
     module, _, own = name.rpartition(".")
     if module == view.module and not local.get(own, True):

@@ -10,6 +10,7 @@ import dataclasses
 
 from shmlint.analysis.dataflow.base import AnalysisBase
 from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value, union
+from shmlint.analysis.helper_kind import names_helper
 from shmlint.basics import catalog
 from shmlint.basics.names import last_name, qualified_name
 from shmlint.basics.types import SourceKind
@@ -248,16 +249,10 @@ class CallMixin(AnalysisBase):
         """The bundled helpers by name (from any module, also imported under another name:
         ``from shmlint.runtime import detach_zero_copy as detach``) and configured
         sanitizers."""
-        name = last_name(func)
-        sanitizers = self.ctx.options.extend_sanitizers
-        if name in catalog.HELPER_NAMES or name in sanitizers:
-            return True
-        if qname is None:
-            return False
         project = self.ctx.project
-        if qname.startswith(".") and project is not None:  # `from .utils import detach`
-            qname = absolute_import(qname, project.module, project.is_package)
-        return qname in sanitizers or qname.rpartition(".")[2] in catalog.HELPER_NAMES
+        if qname is not None and qname.startswith(".") and project is not None:
+            qname = absolute_import(qname, project.module, project.is_package)  # `from .utils`
+        return names_helper(last_name(func), qname, self.ctx.options.extend_sanitizers)
 
     def detach_in_place(self, node: ast.Call, state: State) -> None:
         """``helper(out)`` detaches ``out`` in place (the helpers return their argument too)."""
