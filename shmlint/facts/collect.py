@@ -13,7 +13,7 @@ from collections.abc import Callable
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope, dotted_name, last_name, ray_remote_target
-from shmlint.facts.evidence import PASSES_INPUT
+from shmlint.facts.evidence import PASSES_INPUT, parse_annotation
 from shmlint.facts.layout import absolute_import
 from shmlint.facts.summary import (
     RECORD_BASES,
@@ -237,7 +237,7 @@ def _element_type(container: str | None, index: ast.expr) -> str | None:
     tuple of scalars (``ray.get_gpu_ids()[0]``): a slice is one, an element one of its element
     types. Of any other container, unknown: a tuple display's element types are joined
     (``(1, np.zeros(3))`` is ``tuple[int | numpy.ndarray]``), so its element is not known."""
-    parsed = None if container is None else _parse(container)
+    parsed = None if container is None else parse_annotation(container)
     if not (
         isinstance(parsed, ast.Subscript)
         and isinstance(parsed.value, ast.Name)
@@ -246,13 +246,6 @@ def _element_type(container: str | None, index: ast.expr) -> str | None:
     ):
         return None
     return container if isinstance(index, ast.Slice) else ast.unparse(parsed.slice)
-
-
-def _parse(text: str) -> ast.expr | None:
-    try:
-        return ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
 
 
 def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:

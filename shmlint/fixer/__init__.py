@@ -78,6 +78,13 @@ def _returns_list(read: cst.CSTNode, module: cst.Module) -> bool:
     return found
 
 
+def _parsed(source: bytes) -> ast.Module:
+    """``source`` parsed by ``ast``, its warnings (invalid escapes...) silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source)
+
+
 def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutcome:
     """Fix ``findings`` (already filtered to the ones to apply) in the file ``data``."""
     if not findings:
@@ -94,9 +101,7 @@ def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutc
     tree = wrapper.module
     helpers = {span: _helper(config, finding) for span, finding in spans.items()}
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            names = ast.parse(data)
+        names = _parsed(data)
     except (SyntaxError, ValueError) as error:
         return FixOutcome(data, False, 0, f"the file does not parse: {error}")
     if config.helper_style == "wrap":
@@ -116,9 +121,7 @@ def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutc
         new_tree = with_imports(new_tree, imports)
     new_source = new_tree.bytes
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(new_source)
+        _parsed(new_source)
     except SyntaxError as error:  # a bug in a transform: never write such a file
         return FixOutcome(data, False, 0, f"the fixed source would not parse: {error}")
     return FixOutcome(new_source, new_source != data, attempted)
