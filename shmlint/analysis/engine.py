@@ -16,9 +16,9 @@ from pathlib import Path
 from shmlint.analysis.checks import ModuleInput
 from shmlint.analysis.dataflow import RawFinding
 from shmlint.analysis.fingerprint import fingerprints
+from shmlint.analysis.helper_kind import spells_helper_name
 from shmlint.analysis.rules import CHECKS, RULES
 from shmlint.analysis.suppress import is_suppressed
-from shmlint.basics import catalog
 from shmlint.basics.config import DEEP_HELPER, DEFAULT_HELPER, Config
 from shmlint.basics.names import Scope, walrus_lines
 from shmlint.basics.options import Options
@@ -79,9 +79,7 @@ def _spells_ray(text: str) -> bool:
 
 def may_contain_helper(text: str, options: Options) -> bool:
     """A detach helper by name, or code that checks arrays for being read-only."""
-    if any(name in text for name in catalog.HELPER_NAMES):
-        return True
-    if any(name.rpartition(".")[2] in text for name in options.extend_sanitizers):
+    if spells_helper_name(text, options.extend_sanitizers):
         return True
     return any(word in text for word in _READ_ONLY_WORDS)
 

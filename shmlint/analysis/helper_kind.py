@@ -91,6 +91,14 @@ def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
+def spells_helper_name(text: str, sanitizers: frozenset[str]) -> bool:
+    """The text spells a detach helper's name: a bundled helper's, or a configured sanitizer's
+    last part (a file that spells none calls none by name)."""
+    if any(name in text for name in catalog.HELPER_NAMES):
+        return True
+    return any(name.rpartition(".")[2] in text for name in sanitizers)
+
+
 def names_helper(spelled: str | None, qname: str | None, sanitizers: frozenset[str]) -> bool:
     """A call of a detach helper by its name: the bundled helpers' names (from any module, and
     under any name they are imported as: the last part of ``qname``) and the configured

@@ -16,8 +16,7 @@ import ast
 import dataclasses
 
 from shmlint.analysis.dataflow.values import Site
-from shmlint.analysis.helper_kind import names_helper
-from shmlint.basics import catalog
+from shmlint.analysis.helper_kind import names_helper, spells_helper_name
 from shmlint.basics.names import Scope, last_name, qualified_name
 from shmlint.basics.options import Options
 from shmlint.facts.view import ProjectView
@@ -39,12 +38,6 @@ class UsedNone:
         )
 
 
-def _names(options: Options) -> frozenset[str]:
-    """The last names a helper call can spell (for the text test: the bundled helpers',
-    configured ones')."""
-    return catalog.HELPER_NAMES | frozenset(n.rpartition(".")[2] for n in options.extend_sanitizers)
-
-
 # Calls that take a coroutine (an `async def` helper called for them is not its None).
 _COROUTINE_CALLS = frozenset(
     {"asyncio.gather", "asyncio.create_task", "asyncio.ensure_future", "asyncio.wait_for"}
@@ -57,7 +50,7 @@ def used_in_place_helpers(
     tree: ast.Module, module_scope: Scope, view: ProjectView, options: Options, text: str | None
 ) -> list[UsedNone]:
     """Every call of an in-place detach helper whose value the module uses."""
-    if text is not None and not any(name in text for name in _names(options)):
+    if text is not None and not spells_helper_name(text, options.extend_sanitizers):
         return []
     local = _own_helpers(tree)
     found: list[UsedNone] = []
