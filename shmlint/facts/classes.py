@@ -11,7 +11,14 @@ from shmlint.basics import catalog
 from shmlint.basics.names import dotted_name
 from shmlint.basics.stamps import stale
 from shmlint.facts import external as installed
-from shmlint.facts.evidence import Evidence, TypeTables, evidence, leaves, parse_annotation
+from shmlint.facts.evidence import (
+    Evidence,
+    TypeTables,
+    evidence,
+    fresh_returns,
+    leaves,
+    parse_annotation,
+)
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.records import ClassFact, FieldFact
 from shmlint.facts.summary import ModuleSummary
@@ -216,6 +223,7 @@ class ClassResolver:
     def _return_evidence(
         self, summary: ModuleSummary, annotation: str
     ) -> tuple[Evidence, tuple[str, ...]]:
+        _, annotation = fresh_returns(annotation)  # (rated as its annotation)
         found, _ = self.field_evidence(summary, annotation)
         fields: list[str] = []
         if found is Evidence.ARRAYS:

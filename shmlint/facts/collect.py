@@ -13,7 +13,8 @@ from collections.abc import Callable
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope, dotted_name, last_name, ray_remote_target
-from shmlint.facts.evidence import PASSES_INPUT, parse_annotation
+from shmlint.facts.evidence import FRESH_RESULT, PASSES_INPUT, parse_annotation
+from shmlint.facts.fresh import fresh_result
 from shmlint.facts.layout import absolute_import
 from shmlint.facts.summary import (
     RECORD_BASES,
@@ -308,6 +309,53 @@ _VALUED = (ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
 _YIELDS = (ast.Yield, ast.YieldFrom)
 
 
+# Builtin types whose values hold no array, and the generics that hold them.
+_SCALARS = frozenset({"None", "int", "float", "str", "bool", "bytes", "complex"})
+_GENERICS = frozenset(
+    {"Optional", "Union", "List", "Dict", "Tuple", "Set", "list", "dict", "tuple", "set"}
+)
+
+
+def _scalar(annotation: ast.expr) -> bool:
+    """An annotation of builtin scalars only (``Optional[str]``, ``Dict[str, int]``): the merge
+    rates it array-free, which already keeps what is passed in out of the result."""
+    if isinstance(annotation, ast.Constant):
+        return annotation.value is None or annotation.value is Ellipsis
+    if isinstance(annotation, ast.Name):
+        return annotation.id in _SCALARS
+    if isinstance(annotation, ast.Subscript):
+        inner = annotation.slice
+        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        generic = annotation.value
+        return (
+            isinstance(generic, ast.Name)
+            and generic.id in _GENERICS
+            and all(_scalar(part) for part in parts)
+        )
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _scalar(annotation.left) and _scalar(annotation.right)
+    return False
+
+
+def _may_be_fresh(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    params: tuple[str, ...],
+    in_class: bool,
+    decorators: set[str | None],
+    returns: str,
+) -> bool:
+    """Whether a function's freshness can matter (shmlint/facts/fresh.py): it is called
+    other than through ``self`` (a module's function, a static or class method), is passed
+    something, and is not rated array-free already (a scalar annotation, or one inferred)."""
+    if in_class and not decorators & {"staticmethod", "classmethod"}:
+        return False  # (`self.m(x)`: the body that runs may be a subclass's)
+    if len(params) <= (1 if "classmethod" in decorators else 0):
+        return False
+    if returns in _SCALARS or returns == PASSES_INPUT:
+        return False
+    return node.returns is None or not _scalar(node.returns)
+
+
 def _function(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     name: str,
@@ -319,6 +367,8 @@ def _function(
     params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
     decorators = {last_name(d) for d in node.decorator_list}
     returns, inferred = _returns(node, names)
+    if _may_be_fresh(node, params, in_class, decorators, returns) and fresh_result(node, names):
+        returns = FRESH_RESULT + returns
     remote = remote or any(names.is_remote(d) for d in node.decorator_list)
     method = in_class and "staticmethod" not in decorators
     return FunctionInfo(name, node.lineno, params, method, returns, inferred, remote)

@@ -36,6 +36,9 @@ class Payload:
     # A model-runner output (a class with a `logprobs` field, as vLLM's ModelRunnerOutput): the
     # fix detaches it with detach_zero_copy_from_model_runner_output, other payloads deeply.
     model_output: bool = False
+    # What calling the function gives holds nothing passed to it (shmlint/facts/fresh.py):
+    # for a project function's own result only, never a read of its ref.
+    fresh: bool = False
 
     @property
     def known(self) -> bool:
@@ -47,6 +50,16 @@ UNKNOWN_PAYLOAD = Payload()
 # The `returns` of a function that returns one of its parameters (a compiled graph's echo
 # stage): what its node outputs is what flows in (`dag.execute(1)` reads an int).
 PASSES_INPUT = "$input"
+# The head of the `returns` of a function whose result holds nothing passed to it
+# (shmlint/facts/fresh.py), before its annotation's text (or an inferred one, or none).
+FRESH_RESULT = "$fresh|"
+
+
+def fresh_returns(returns: str) -> tuple[bool, str]:
+    """A function's ``returns`` text split: whether its result is fresh, and the annotation."""
+    if returns.startswith(FRESH_RESULT):
+        return True, returns[len(FRESH_RESULT) :]
+    return False, returns
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -19,7 +19,14 @@ import re
 from typing import Any, Protocol
 
 from shmlint.basics.stamps import stale
-from shmlint.facts.evidence import PASSES_INPUT, UNKNOWN_PAYLOAD, Evidence, Payload
+from shmlint.facts.evidence import (
+    FRESH_RESULT,
+    PASSES_INPUT,
+    UNKNOWN_PAYLOAD,
+    Evidence,
+    Payload,
+    fresh_returns,
+)
 from shmlint.facts.index import FactsIndex
 from shmlint.facts.packed import encode_tables, pack, tables_digest
 from shmlint.facts.records import (
@@ -171,17 +178,18 @@ class ProjectFacts:
         fact = self.returns.get(name)
         if fact is not None and fact.text == PASSES_INPUT:
             return Payload(Evidence.UNKNOWN, PASSES_INPUT)
+        fresh = fact is not None and fact.text.startswith(FRESH_RESULT)
         if fact is None or fact.evidence is Evidence.UNKNOWN:
-            return UNKNOWN_PAYLOAD
+            return Payload(fresh=True) if fresh else UNKNOWN_PAYLOAD
         model_output = MODEL_OUTPUT_FIELD in fact.fields
-        return Payload(fact.evidence, self._why(name, fact), model_output)
+        return Payload(fact.evidence, self._why(name, fact), model_output, fresh)
 
     def returns_nothing(self, name: str) -> bool:
         """True when project function ``name`` returns nothing: its return annotation is
         ``None``, or (unannotated) it returns no value. (``function_payload`` names the same
         text: a question about it is answered by the payload's answer.)"""
         fact = self.returns.get(self.canonical(name))
-        return fact is not None and fact.text.strip("'\" ") == "None"
+        return fact is not None and fresh_returns(fact.text)[1].strip("'\" ") == "None"
 
     def is_project_callable(self, name: str) -> bool:
         """True when ``name`` is a function or class of the project."""
@@ -202,7 +210,7 @@ class ProjectFacts:
         payloads = [self.function_payload(name) or UNKNOWN_PAYLOAD for name in names]
         if len({(p.evidence, p.why == PASSES_INPUT) for p in payloads}) != 1:
             return UNKNOWN_PAYLOAD
-        return payloads[0]
+        return dataclasses.replace(payloads[0], fresh=False)  # (what reading its ref gives)
 
     def _why(self, name: str, fact: ReturnFact) -> str:
         owner, _, last = name.rpartition(".")
@@ -211,7 +219,8 @@ class ProjectFacts:
         if name in self.remote:
             kind = "remote method" if owner in self.classes else "remote function"
         verb = "evidently returns" if fact.inferred else "returns"
-        text = fact.text if len(fact.text) <= 60 else fact.text[:59] + "…"
+        text = fresh_returns(fact.text)[1]
+        text = text if len(text) <= 60 else text[:59] + "…"
         named = ", ".join(f"`{f}`" for f in fact.fields[:3])
         arrays = f", which holds arrays ({named})" if named else ""
         return f"{kind} `{label}` {verb} `{text}`{arrays}"

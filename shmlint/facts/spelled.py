@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from shmlint.facts.closure import leaf_names, used_names
+from shmlint.facts.evidence import fresh_returns
 from shmlint.facts.model import ProjectFacts
 from shmlint.facts.summary import ModuleSummary
 
@@ -37,7 +38,8 @@ def annotation_names(summary: ModuleSummary, annotations: Iterable[str]) -> Iter
     as the closure qualifies fields, and in the module whether it imports their first part or
     not (its import of it removed, they would be: shmlint/facts/unimported.py)."""
     imports = dict(summary.imports)
-    for annotation in set(annotations):  # (a module's fifty `-> None`, spelled once)
+    for spelled in set(annotations):  # (a module's fifty `-> None`, spelled once)
+        _, annotation = fresh_returns(spelled)
         if not annotation or annotation[0] == "$":  # ("": none; "$input": passes one on)
             continue
         for dotted in leaf_names(annotation):

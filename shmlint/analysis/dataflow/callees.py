@@ -154,8 +154,12 @@ class CalleeMixin(AnalysisBase):
         # returned below; origins and entries are replaced.)
         if result.labels or result.evidence is not Evidence.UNKNOWN or result.why:
             declared = project.function_payload(callee)
-            if declared is not None and declared.evidence is Evidence.ARRAY_FREE:
-                # Declared to return no arrays: whatever flows in, the result holds no buffer.
+            if declared is not None and (
+                declared.evidence is Evidence.ARRAY_FREE or (declared.fresh and not bound)
+            ):
+                # Declared to return no arrays, or (its body says) building what it returns
+                # anew: whatever flows in, the result holds no buffer of it. (Not through
+                # `self.m()`: a subclass may override the method with another body.)
                 result = Value(kinds=result.kinds, closure=result.closure)
         if _carries(result) or any(map(_carries, args)) or any(map(_carries, keywords)):
             constructed = project.constructed_class(callee)
