@@ -77,6 +77,7 @@ MUTATIONS: dict[str, Mutation] = {
     "SERIALIZING_DECORATORS": _dropped_from("SERIALIZING_DECORATORS"),
     "RUN_COROUTINE_CALLS": _dropped_from("RUN_COROUTINE_CALLS"),
     "RUN_COROUTINE_METHODS": _dropped_from("RUN_COROUTINE_METHODS"),
+    "WAIT_CALLS": _dropped_from("WAIT_CALLS"),
     "ENUM_BASES": _dropped_from("ENUM_BASES"),
     "CAST_CALLS": _dropped_from("CAST_CALLS"),
 }

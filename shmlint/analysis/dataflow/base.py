@@ -83,6 +83,9 @@ class AnalysisBase:
     def remote_callable(self, target: ast.expr, value: Value) -> Value:
         raise NotImplementedError
 
+    def constructs_actor(self, target: ast.expr) -> bool:
+        raise NotImplementedError
+
     def made_remote(self, target: ast.expr) -> ast.expr:
         raise NotImplementedError
 

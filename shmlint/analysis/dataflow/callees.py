@@ -94,6 +94,24 @@ class CalleeMixin(AnalysisBase):
                 return found
         return None if remote_only else UNKNOWN_PAYLOAD
 
+    def constructs_actor(self, target: ast.expr) -> bool:
+        """``target.remote()`` makes an actor (``Worker``, ``ray.remote(Worker)``,
+        ``Worker.options(...)``, a project class): its result is a handle, not a ref."""
+        while (
+            isinstance(target, ast.Call)
+            and isinstance(target.func, ast.Attribute)
+            and target.func.attr in catalog.OPTIONS_METHODS
+        ):
+            target = target.func.value
+        project = self.ctx.project
+        if project is None:
+            return False
+        made = self.made_remote(target)
+        if not isinstance(made, (ast.Name, ast.Attribute)):
+            return False
+        name = project.qname(made, self.scope)
+        return name is not None and project.constructed_class(name) is not None
+
     def remote_callable(self, target: ast.expr, value: Value) -> Value:
         """The remote callable ``target`` (``f``, ``ray.remote(f)``, ``h.m``; ``value``: what
         it holds, when it is a variable holding one) as a value: the refs it makes read what

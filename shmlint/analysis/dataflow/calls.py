@@ -141,6 +141,8 @@ class CallMixin(AnalysisBase):
             # `f.remote(...)`, `handle.m.remote(...)`: a ref (what reading it returns is the
             # callee's declared return type), never a view of the arguments; of a remote
             # callable held in a variable (`task.remote()`), what its callee returns.
+            if self.constructs_actor(func.value):
+                return EMPTY  # `Worker.remote()`: an actor's handle, no ref: nothing to read
             returned = self.callee_payload(func.value) or UNKNOWN_PAYLOAD
             carried = callable_payloads(receiver.kinds)
             if carried and not returned.known:

@@ -182,6 +182,11 @@ class ExpressionMixin(AnalysisBase):
         module's own coroutines give what they return (a ref stays a ref), also through
         ``asyncio.create_task`` / ``gather``: joined with what the rest of the value gives."""
         inner = self.value(node.value, state)
+        if (
+            isinstance(node.value, ast.Call)
+            and self.call_name(node.value.func, state) in catalog.WAIT_CALLS
+        ):
+            return inner.derived()  # `done, pending = await asyncio.wait(tasks)`: the tasks
         results, rest = coroutine_results(inner.kinds)
         if self.awaits_own_coroutine(node.value):
             return dataclasses.replace(inner, kinds=results | rest)
