@@ -53,6 +53,9 @@ SERIALIZING_DECORATORS = frozenset({RAY_REMOTE, "ray.serve.deployment", "ray.ser
 CAST_CALLS = frozenset({"typing.cast", "typing_extensions.cast"})
 # Calls that run a coroutine to its end and give its result (what awaiting it gives).
 RUN_COROUTINE_CALLS = frozenset({"asyncio.run"})
+# Lazy module loaders by last name: `ray = LazyLoader("ray")` binds the module ray (as
+# data-juicer, vLLM and TensorFlow spell it).
+LAZY_IMPORTERS = frozenset({"LazyLoader", "lazy_import"})
 # Awaiting these gives the awaitables passed in (`done, pending` sets of tasks), not what
 # they compute: no read (`task.result()` of one is).
 WAIT_CALLS = frozenset({"asyncio.wait"})

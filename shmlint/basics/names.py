@@ -244,6 +244,10 @@ def _collect(node: ast.AST, scope: Scope) -> None:
     if isinstance(node, ast.Global):
         scope.global_names.update(node.names)
         return
+    lazy = _lazy_import(node)
+    if lazy is not None:
+        scope.imports[lazy[0]] = lazy[1]  # `ray = LazyLoader("ray")`: the module, imported late
+        return
     if isinstance(node, ast.Nonlocal):
         scope.nonlocal_names.update(node.names)
         return
@@ -279,6 +283,28 @@ def _collect(node: ast.AST, scope: Scope) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr) and _may_bind(child, scope.walrus):
                 _collect_walrus(child, scope)
+
+
+def _lazy_import(node: ast.AST) -> tuple[str, str] | None:
+    """``(name, module)`` of ``name = LazyLoader("module")`` (a lazy loader of the
+    ``catalog.LAZY_IMPORTERS``, the module named by its first argument, or by its third after
+    ``globals()`` as TensorFlow's: ``LazyLoader("xgr", globals(), "xgrammar")``); else None."""
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and last_name(node.value.func) in catalog.LAZY_IMPORTERS
+        and node.value.args
+    ):
+        return None
+    args = node.value.args
+    named = args[0]
+    if len(args) >= 3 and isinstance(args[1], ast.Call) and last_name(args[1].func) == "globals":
+        named = args[2]
+    if not (isinstance(named, ast.Constant) and isinstance(named.value, str)):
+        return None
+    return node.targets[0].id, named.value
 
 
 def _collect_walrus(expr: ast.AST, scope: Scope) -> None:

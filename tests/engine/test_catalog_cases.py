@@ -78,6 +78,7 @@ MUTATIONS: dict[str, Mutation] = {
     "RUN_COROUTINE_CALLS": _dropped_from("RUN_COROUTINE_CALLS"),
     "RUN_COROUTINE_METHODS": _dropped_from("RUN_COROUTINE_METHODS"),
     "WAIT_CALLS": _dropped_from("WAIT_CALLS"),
+    "LAZY_IMPORTERS": _dropped_from("LAZY_IMPORTERS"),
     "ENUM_BASES": _dropped_from("ENUM_BASES"),
     "CAST_CALLS": _dropped_from("CAST_CALLS"),
 }
