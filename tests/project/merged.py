@@ -9,7 +9,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -196,6 +196,15 @@ def warm_after(
     merges = list(full)
     assert findings(root, capsys, "--no-cache") == warm
     return before, warm, merges
+
+
+def file_codes(found: list[object]) -> list[tuple[str, int, str]]:
+    """(file name, line, code) of each finding :func:`findings` gives."""
+    codes = []
+    for item in found:
+        path, line, code, _ = cast(tuple[str, int, str, str], item)
+        codes.append((Path(path).name, line, code))
+    return codes
 
 
 def warm_after_edits(

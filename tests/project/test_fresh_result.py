@@ -12,7 +12,7 @@ import pytest
 from shmlint.basics.names import dotted_name
 from shmlint.facts.collect import _may_be_fresh
 from shmlint.facts.fresh import fresh_result
-from tests.project.merged import findings, warm_after_edits, write_tree
+from tests.project.merged import file_codes, findings, warm_after_edits, write_tree
 
 
 def _qualify(node: ast.expr) -> str | None:
@@ -158,17 +158,13 @@ def _files(mod: str) -> dict[str, str]:
     }
 
 
-def _codes(found: list[object]) -> list[tuple[str, int, str]]:
-    return [(Path(p).name, line, code) for p, line, code, _ in found]  # type: ignore[misc]
-
-
 def test_a_fresh_function_of_another_module_keeps_nothing_of_a_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_tree(tmp_path, _files(FRESH_MOD))
     assert findings(tmp_path, capsys, "--no-cache") == []
     write_tree(tmp_path, _files(PASSING_MOD))
-    assert _codes(findings(tmp_path, capsys, "--no-cache")) == [("user.py", 8, "SHM102")]
+    assert file_codes(findings(tmp_path, capsys, "--no-cache")) == [("user.py", 8, "SHM102")]
 
 
 @pytest.mark.parametrize(
@@ -188,4 +184,4 @@ def test_an_edit_of_the_callee_is_followed_warm(
     expected: list[tuple[str, int, str]],
 ) -> None:
     warm = warm_after_edits(tmp_path, capsys, monkeypatch, _files(before), [after])
-    assert _codes(warm) == expected
+    assert file_codes(warm) == expected

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project.merged import findings, warm_after_edits, write_tree
+from tests.project.merged import file_codes, findings, warm_after_edits, write_tree
 
 IN_PLACE = """\
 def detach_zero_copy_from_model_runner_output(output) -> None:
@@ -39,15 +39,11 @@ def _files(helper: str) -> dict[str, str]:
     return {"pkg/__init__.py": "", "pkg/mod.py": helper, "pkg/executor.py": EXECUTOR}
 
 
-def _codes(found: list[object]) -> list[tuple[str, int, str]]:
-    return [(Path(p).name, line, code) for p, line, code, _ in found]  # type: ignore[misc]
-
-
 def test_another_modules_in_place_helper_is_found_project_wide(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_tree(tmp_path, _files(IN_PLACE))
-    assert _codes(findings(tmp_path, capsys, "--no-cache")) == [("executor.py", 5, "SHM201")]
+    assert file_codes(findings(tmp_path, capsys, "--no-cache")) == [("executor.py", 5, "SHM201")]
     assert findings(tmp_path, capsys, "--no-cache", "--per-file") == []  # (one module each)
 
 
@@ -69,4 +65,4 @@ def test_an_edit_of_the_helper_is_followed_warm(
     expected: list[tuple[str, int, str]],
 ) -> None:
     warm = warm_after_edits(tmp_path, capsys, monkeypatch, _files(before), [after])
-    assert _codes(warm) == expected
+    assert file_codes(warm) == expected
