@@ -53,13 +53,13 @@ SERIALIZING_DECORATORS = frozenset({RAY_REMOTE, "ray.serve.deployment", "ray.ser
 CAST_CALLS = frozenset({"typing.cast", "typing_extensions.cast"})
 # Calls that run a coroutine to its end and give its result (what awaiting it gives).
 RUN_COROUTINE_CALLS = frozenset({"asyncio.run"})
+RUN_COROUTINE_METHODS = frozenset({"run_until_complete"})
 # Lazy module loaders by last name: `ray = LazyLoader("ray")` binds the module ray (as
 # data-juicer, vLLM and TensorFlow spell it).
 LAZY_IMPORTERS = frozenset({"LazyLoader", "lazy_import"})
 # Awaiting these gives the awaitables passed in (`done, pending` sets of tasks), not what
 # they compute: no read (`task.result()` of one is).
 WAIT_CALLS = frozenset({"asyncio.wait"})
-RUN_COROUTINE_METHODS = frozenset({"run_until_complete"})
 # Calls that make refs and handles, never views of their arguments: `f.remote(...)` and
 # `handle.m.remote(...)` return refs (what reading one returns is the callee's declared return
 # type); `.options(...)` returns the same remote callable; `ray.put(x)` a ref.
