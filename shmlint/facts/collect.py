@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Callable
 
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
@@ -156,33 +155,88 @@ def _literal_type(value: object) -> str | None:
     return None
 
 
-def _evident_type(node: ast.expr, names: _Namer, local: Callable[[], frozenset[str]]) -> str | None:
+class _Own:
+    """What a function binds itself, worked out on first use (most return expressions need
+    none of it)."""
+
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.node = node
+        self._names: frozenset[str] | None = None
+        self._single: dict[str, ast.expr] | None = None
+
+    def names(self) -> frozenset[str]:
+        """Its parameters and every name it binds (:func:`_local_names`)."""
+        if self._names is None:
+            self._names = _local_names(self.node)
+        return self._names
+
+    def single(self, name: str) -> ast.expr | None:
+        """The value of ``name = value``, when that is the one binding of ``name`` in the
+        function (nested scopes counted too) and ``value`` no display a later call could fill
+        (``out = []`` then ``out.append(x)``); else None."""
+        if self._single is None:
+            args = self.node.args
+            every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            counts: dict[str, int] = {a.arg: 2 for a in every if a is not None}
+            for statement in self.node.body:
+                for sub in ast.walk(statement):
+                    if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+                        counts[sub.id] = counts.get(sub.id, 0) + 1
+                    elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+                        counts.update((n, 2) for n in sub.names)
+                    elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        counts[sub.name] = 2
+                    elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        counts.update(
+                            ((a.asname or a.name).partition(".")[0], 2) for a in sub.names
+                        )
+            found = {
+                sub.targets[0].id: sub.value
+                for sub in statements(self.node.body, into_scopes=False)
+                if isinstance(sub, ast.Assign)
+                and len(sub.targets) == 1
+                and isinstance(sub.targets[0], ast.Name)
+                and not isinstance(sub.value, _FILLABLE)
+            }
+            self._single = {n: v for n, v in found.items() if counts.get(n) == 1}
+        return self._single.get(name)
+
+
+# Values a call may fill after they are bound: not followed through a name.
+_FILLABLE = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _evident_type(node: ast.expr, names: _Namer, own: _Own, follow: bool = True) -> str | None:
     """An annotation for what ``node`` evidently is (literals, numpy and torch constructors,
     builtins, class constructors, calls known to give scalars), or None. A call through a name
-    the function binds itself (``local()``: a parameter, an assignment; computed on the first
-    call met) is none of those: a local ``time`` is not the module."""
+    the function binds itself (``own.names()``: a parameter, an assignment) is none of those: a
+    local ``time`` is not the module. A name bound once is what it is bound to (``addr =
+    get_node_ip_address(); return addr``; ``follow``: not again from there)."""
+    if isinstance(node, ast.Name):
+        value = own.single(node.id) if follow else None
+        return None if value is None else _evident_type(value, names, own, follow=False)
     if isinstance(node, ast.Constant):
         return _literal_type(node.value)
     if isinstance(node, ast.JoinedStr):
         return "str"
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        inner = [_evident_type(e, names, local) for e in node.elts]
+        inner = [_evident_type(e, names, own, follow) for e in node.elts]
         if any(t is None for t in inner):
             return None
         head = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
         return f"{head}[{' | '.join(sorted(set(inner))) or 'None'}]"  # type: ignore[arg-type]
     if isinstance(node, ast.Dict):
-        keys = [_evident_type(k, names, local) if k is not None else None for k in node.keys]
-        values = [_evident_type(v, names, local) for v in node.values]
+        keys = [_evident_type(k, names, own, follow) if k is not None else None for k in node.keys]
+        values = [_evident_type(v, names, own, follow) for v in node.values]
         if any(t is None for t in keys + values):
             return None
         key = " | ".join(sorted(set(keys))) or "None"  # type: ignore[arg-type]
         return f"dict[{key}, {' | '.join(sorted(set(values))) or 'None'}]"  # type: ignore[arg-type]
     if isinstance(node, ast.Subscript):
-        return _element_type(_evident_type(node.value, names, local), node.slice)
+        return _element_type(_evident_type(node.value, names, own, follow), node.slice)
     if isinstance(node, ast.Call):
         called = _called_type(node, names)
-        if called is None or _root(node.func) in local():
+        if called is None or _root(node.func) in own.names():
             return None  # (the function's own names asked last: most calls are not evident)
         return called
     return None
@@ -284,12 +338,7 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
         )
         if not rebound:
             return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
-    bound: list[frozenset[str]] = []
-
-    def local() -> frozenset[str]:
-        if not bound:
-            bound.append(_local_names(node))
-        return bound[0]
+    own = _Own(node)
 
     for statement in statements(node.body, into_scopes=False):
         if isinstance(statement, _VALUED):
@@ -297,7 +346,7 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
             if isinstance(value, _YIELDS):
                 return "", False  # a generator (`yield x`, `x = yield y`): not a return's
             if isinstance(statement, ast.Return):
-                evident = "None" if value is None else _evident_type(value, names, local)
+                evident = "None" if value is None else _evident_type(value, names, own)
                 if evident is None:
                     return "", False
                 found.append(evident)
