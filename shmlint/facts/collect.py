@@ -155,14 +155,75 @@ def _literal_type(value: object) -> str | None:
     return None
 
 
+class _Owner:
+    """The attributes a class binds once, worked out on first use."""
+
+    def __init__(self, node: ast.ClassDef) -> None:
+        self.node = node
+        self._single: dict[str, tuple[ast.expr, _Function]] | None = None
+
+    def single(self, attr: str) -> tuple[ast.expr, _Function] | None:
+        """The value of ``self.attr = value`` and the method binding it, when that is the one
+        binding of ``attr`` in the class (any object's ``.attr`` stored, or a class variable of
+        that name, counts) and ``value`` no display a later call could fill; else None."""
+        if self._single is None:
+            counts: dict[str, int] = {}
+            for sub in ast.walk(self.node):
+                if isinstance(sub, ast.Attribute) and not isinstance(sub.ctx, ast.Load):
+                    counts[sub.attr] = counts.get(sub.attr, 0) + 1
+            for statement in self.node.body:  # (class variables)
+                for sub in ast.walk(statement) if not isinstance(statement, _FUNCTIONS) else ():
+                    if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+                        counts[sub.id] = counts.get(sub.id, 0) + 2
+            found: dict[str, tuple[ast.expr, _Function]] = {}
+            for method in self.node.body:
+                if not isinstance(method, _FUNCTIONS):
+                    continue
+                positional = [*method.args.posonlyargs, *method.args.args]
+                if not positional:
+                    continue
+                this = positional[0].arg
+                for sub in statements(method.body, into_scopes=False):
+                    if (
+                        isinstance(sub, ast.Assign)
+                        and len(sub.targets) == 1
+                        and isinstance(sub.targets[0], ast.Attribute)
+                        and isinstance(sub.targets[0].value, ast.Name)
+                        and sub.targets[0].value.id == this
+                        and not isinstance(sub.value, _FILLABLE)
+                    ):
+                        found[sub.targets[0].attr] = (sub.value, method)
+            self._single = {a: v for a, v in found.items() if counts.get(a) == 1}
+        return self._single.get(attr)
+
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 class _Own:
     """What a function binds itself, worked out on first use (most return expressions need
-    none of it)."""
+    none of it); ``owner``: the class of a method."""
 
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def __init__(self, node: _Function, owner: _Owner | None = None) -> None:
         self.node = node
+        self.owner = owner
         self._names: frozenset[str] | None = None
         self._single: dict[str, ast.expr] | None = None
+
+    def attribute(self, node: ast.Attribute) -> tuple[ast.expr, _Own] | None:
+        """``self.attr`` of a method: the value its class binds it to once, with the binding
+        method's own names; else None."""
+        positional = [*self.node.args.posonlyargs, *self.node.args.args]
+        if (
+            self.owner is None
+            or not positional
+            or not isinstance(node.value, ast.Name)
+            or node.value.id != positional[0].arg
+        ):
+            return None
+        bound = self.owner.single(node.attr)
+        return None if bound is None else (bound[0], _Own(bound[1], self.owner))
 
     def names(self) -> frozenset[str]:
         """Its parameters and every name it binds (:func:`_local_names`)."""
@@ -215,6 +276,9 @@ def _evident_type(node: ast.expr, names: _Namer, own: _Own, follow: bool = True)
     if isinstance(node, ast.Name):
         value = own.single(node.id) if follow else None
         return None if value is None else _evident_type(value, names, own, follow=False)
+    if isinstance(node, ast.Attribute) and follow:
+        bound = own.attribute(node)  # `self.node_ip`, bound once in `__init__`
+        return None if bound is None else _evident_type(bound[0], names, bound[1], follow=False)
     if isinstance(node, ast.Constant):
         return _literal_type(node.value)
     if isinstance(node, ast.JoinedStr):
@@ -319,7 +383,9 @@ def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]
     return frozenset(found)
 
 
-def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tuple[str, bool]:
+def _returns(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer, owner: _Owner | None = None
+) -> tuple[str, bool]:
     """The return annotation's text; or one inferred from evident return expressions."""
     if node.returns is not None:
         return ast.unparse(node.returns), False
@@ -338,7 +404,7 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tup
         )
         if not rebound:
             return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
-    own = _Own(node)
+    own = _Own(node, owner)
 
     for statement in statements(node.body, into_scopes=False):
         if isinstance(statement, _VALUED):
@@ -408,14 +474,15 @@ def _may_be_fresh(
 def _function(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     name: str,
-    in_class: bool,
+    owner: _Owner | None,
     names: _Namer,
     remote: bool = False,
 ) -> FunctionInfo:
     args = node.args
     params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
     decorators = {last_name(d) for d in node.decorator_list}
-    returns, inferred = _returns(node, names)
+    in_class = owner is not None
+    returns, inferred = _returns(node, names, owner)
     if _may_be_fresh(node, params, in_class, decorators, returns) and fresh_result(node, names):
         returns = FRESH_RESULT + returns
     remote = remote or any(names.is_remote(d) for d in node.decorator_list)
@@ -457,7 +524,7 @@ def summarize_syntax(
     for node in statements(tree.body, into_scopes=False):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             remote = node.name in made_remote
-            functions.append(_function(node, f"{module}.{node.name}", False, names, remote))
+            functions.append(_function(node, f"{module}.{node.name}", None, names, remote))
         elif isinstance(node, ast.ClassDef):
             qualified = f"{module}.{node.name}"
             bases = tuple(
@@ -470,10 +537,11 @@ def summarize_syntax(
             classes.append(
                 ClassInfo(qualified, node.lineno, bases, _is_record(node), fields, actor)
             )
+            owner = _Owner(node)
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{qualified}.{item.name}"
-                    functions.append(_function(item, name, True, names, actor))
+                    functions.append(_function(item, name, owner, names, actor))
     # Imported names made remote here (`Actor = ray.remote(num_gpus=1)(Worker)`).
     actors = {
         qualify(name, module, scope, is_package) for name in made_remote & scope.imports.keys()

@@ -352,11 +352,14 @@ class FunctionAnalysis(ExpressionMixin, CallMixin, CalleeMixin, NestedMixin, Sta
         self.ctx.report(state, value, "SHM101", Site.of(node), sink)
 
     def record_reads(self, value: Value, state: State) -> None:
-        """Phase 1: the reads this function returns undetached (callers become sources)."""
+        """Phase 1: the reads this function returns undetached (callers become sources). Not
+        a read rated array-free, by what made its ref (as the module's own facts rate it: a
+        rating the project's facts would not give, say a method of that name returning arrays
+        in another module's actor, is checked in phase 2 at this return, not at its callers)."""
         project = self.ctx.project
         assert project is not None and project.recorder is not None
         for label in value.labels - state.reported:
-            if label.via:
+            if label.via or label.payload.evidence is Evidence.ARRAY_FREE:
                 continue
             project.recorder.reads.add(
                 ReadInfo(
