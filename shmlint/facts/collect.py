@@ -7,12 +7,13 @@ The dataflow half (flows, calls, reads) is recorded by the analysis itself into 
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
 
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
 from shmlint.basics.names import Scope, dotted_name, last_name, ray_remote_target
-from shmlint.facts.evidence import FRESH_RESULT, PASSES_INPUT, parse_annotation
+from shmlint.facts.evidence import FRESH_RESULT, PASSES_INPUT, fresh_returns, parse_annotation
 from shmlint.facts.fresh import fresh_result
 from shmlint.facts.layout import absolute_import
 from shmlint.facts.summary import (
@@ -155,75 +156,18 @@ def _literal_type(value: object) -> str | None:
     return None
 
 
-class _Owner:
-    """The attributes a class binds once, worked out on first use."""
-
-    def __init__(self, node: ast.ClassDef) -> None:
-        self.node = node
-        self._single: dict[str, tuple[ast.expr, _Function]] | None = None
-
-    def single(self, attr: str) -> tuple[ast.expr, _Function] | None:
-        """The value of ``self.attr = value`` and the method binding it, when that is the one
-        binding of ``attr`` in the class (any object's ``.attr`` stored, or a class variable of
-        that name, counts) and ``value`` no display a later call could fill; else None."""
-        if self._single is None:
-            counts: dict[str, int] = {}
-            for sub in ast.walk(self.node):
-                if isinstance(sub, ast.Attribute) and not isinstance(sub.ctx, ast.Load):
-                    counts[sub.attr] = counts.get(sub.attr, 0) + 1
-            for statement in self.node.body:  # (class variables)
-                for sub in ast.walk(statement) if not isinstance(statement, _FUNCTIONS) else ():
-                    if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-                        counts[sub.id] = counts.get(sub.id, 0) + 2
-            found: dict[str, tuple[ast.expr, _Function]] = {}
-            for method in self.node.body:
-                if not isinstance(method, _FUNCTIONS):
-                    continue
-                positional = [*method.args.posonlyargs, *method.args.args]
-                if not positional:
-                    continue
-                this = positional[0].arg
-                for sub in statements(method.body, into_scopes=False):
-                    if (
-                        isinstance(sub, ast.Assign)
-                        and len(sub.targets) == 1
-                        and isinstance(sub.targets[0], ast.Attribute)
-                        and isinstance(sub.targets[0].value, ast.Name)
-                        and sub.targets[0].value.id == this
-                        and not isinstance(sub.value, _FILLABLE)
-                    ):
-                        found[sub.targets[0].attr] = (sub.value, method)
-            self._single = {a: v for a, v in found.items() if counts.get(a) == 1}
-        return self._single.get(attr)
-
-
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class _Own:
     """What a function binds itself, worked out on first use (most return expressions need
-    none of it); ``owner``: the class of a method."""
+    none of it)."""
 
-    def __init__(self, node: _Function, owner: _Owner | None = None) -> None:
+    def __init__(self, node: _Function) -> None:
         self.node = node
-        self.owner = owner
         self._names: frozenset[str] | None = None
         self._single: dict[str, ast.expr] | None = None
-
-    def attribute(self, node: ast.Attribute) -> tuple[ast.expr, _Own] | None:
-        """``self.attr`` of a method: the value its class binds it to once, with the binding
-        method's own names; else None."""
-        positional = [*self.node.args.posonlyargs, *self.node.args.args]
-        if (
-            self.owner is None
-            or not positional
-            or not isinstance(node.value, ast.Name)
-            or node.value.id != positional[0].arg
-        ):
-            return None
-        bound = self.owner.single(node.attr)
-        return None if bound is None else (bound[0], _Own(bound[1], self.owner))
+        self._assigned: dict[str, list[ast.expr]] | None = None
 
     def names(self) -> frozenset[str]:
         """Its parameters and every name it binds (:func:`_local_names`)."""
@@ -231,10 +175,28 @@ class _Own:
             self._names = _local_names(self.node)
         return self._names
 
+    def bound_once(self, name: str) -> ast.expr | None:
+        """The value of the function's one statement ``name = value`` of its own, if there is
+        one and ``value`` is no display (a first look: :meth:`single` decides)."""
+        if self._assigned is None:
+            self._assigned = {}
+            for sub in statements(self.node.body, into_scopes=False):
+                if (
+                    isinstance(sub, ast.Assign)
+                    and len(sub.targets) == 1
+                    and isinstance(sub.targets[0], ast.Name)
+                ):
+                    self._assigned.setdefault(sub.targets[0].id, []).append(sub.value)
+        values = self._assigned.get(name, ())
+        if len(values) != 1 or isinstance(values[0], _FILLABLE):
+            return None
+        return values[0]
+
     def single(self, name: str) -> ast.expr | None:
         """The value of ``name = value``, when that is the one binding of ``name`` in the
-        function (nested scopes counted too) and ``value`` no display a later call could fill
-        (``out = []`` then ``out.append(x)``); else None."""
+        function (nested scopes counted too), nothing can change what it holds (no method of
+        it called, nothing stored into it, not passed to a call: ``ids = ray.get_gpu_ids()``
+        then ``ids.append(x)``), and ``value`` is no display; else None."""
         if self._single is None:
             args = self.node.args
             every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
@@ -251,6 +213,17 @@ class _Own:
                         counts.update(
                             ((a.asname or a.name).partition(".")[0], 2) for a in sub.names
                         )
+                    elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
+                        counts[sub.name] = 2
+                    elif isinstance(sub, ast.MatchMapping) and sub.rest:
+                        counts[sub.rest] = 2
+                    elif isinstance(sub, ast.Call):  # (what it may change)
+                        for part in (sub.func, *sub.args, *(k.value for k in sub.keywords)):
+                            counts.update((n, 2) for n in _reached(part, sub.func))
+                    elif isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(
+                        sub.ctx, ast.Load
+                    ):
+                        counts.update((n, 2) for n in _reached(sub, None))
             found = {
                 sub.targets[0].id: sub.value
                 for sub in statements(self.node.body, into_scopes=False)
@@ -267,6 +240,17 @@ class _Own:
 _FILLABLE = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 
 
+def _reached(node: ast.expr, func: ast.expr | None) -> set[str]:
+    """The names whose objects a call or a store may change through ``node``: the object a
+    method is called on (``ids`` of ``ids.append(x)``), an argument (``fill(ids)``), the root
+    of a store target (``ids[0] = x``); not a called function's own name."""
+    if node is func and isinstance(node, ast.Name):
+        return set()
+    if node is func and isinstance(node, ast.Attribute):
+        node = node.value
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
 def _evident_type(node: ast.expr, names: _Namer, own: _Own, follow: bool = True) -> str | None:
     """An annotation for what ``node`` evidently is (literals, numpy and torch constructors,
     builtins, class constructors, calls known to give scalars), or None. A call through a name
@@ -274,11 +258,10 @@ def _evident_type(node: ast.expr, names: _Namer, own: _Own, follow: bool = True)
     local ``time`` is not the module. A name bound once is what it is bound to (``addr =
     get_node_ip_address(); return addr``; ``follow``: not again from there)."""
     if isinstance(node, ast.Name):
-        value = own.single(node.id) if follow else None
-        return None if value is None else _evident_type(value, names, own, follow=False)
-    if isinstance(node, ast.Attribute) and follow:
-        bound = own.attribute(node)  # `self.node_ip`, bound once in `__init__`
-        return None if bound is None else _evident_type(bound[0], names, bound[1], follow=False)
+        value = own.bound_once(node.id) if follow else None
+        found = None if value is None else _evident_type(value, names, own, follow=False)
+        # (Whether nothing else binds or changes it: looked at only for a value evident.)
+        return found if found is not None and own.single(node.id) is value else None
     if isinstance(node, ast.Constant):
         return _literal_type(node.value)
     if isinstance(node, ast.JoinedStr):
@@ -383,9 +366,7 @@ def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]
     return frozenset(found)
 
 
-def _returns(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer, owner: _Owner | None = None
-) -> tuple[str, bool]:
+def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef, names: _Namer) -> tuple[str, bool]:
     """The return annotation's text; or one inferred from evident return expressions."""
     if node.returns is not None:
         return ast.unparse(node.returns), False
@@ -404,7 +385,7 @@ def _returns(
         )
         if not rebound:
             return PASSES_INPUT, True  # `def echo(self, x): return x`: what flows in comes out
-    own = _Own(node, owner)
+    own = _Own(node)
 
     for statement in statements(node.body, into_scopes=False):
         if isinstance(statement, _VALUED):
@@ -474,16 +455,16 @@ def _may_be_fresh(
 def _function(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     name: str,
-    owner: _Owner | None,
+    in_class: bool,
     names: _Namer,
     remote: bool = False,
 ) -> FunctionInfo:
     args = node.args
     params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
     decorators = {last_name(d) for d in node.decorator_list}
-    in_class = owner is not None
-    returns, inferred = _returns(node, names, owner)
-    if _may_be_fresh(node, params, in_class, decorators, returns) and fresh_result(node, names):
+    returns, inferred = _returns(node, names)
+    fresh = _may_be_fresh(node, params, in_class, decorators, returns)
+    if fresh and fresh_result(node, names, names.scope.imports):
         returns = FRESH_RESULT + returns
     remote = remote or any(names.is_remote(d) for d in node.decorator_list)
     method = in_class and "staticmethod" not in decorators
@@ -524,7 +505,7 @@ def summarize_syntax(
     for node in statements(tree.body, into_scopes=False):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             remote = node.name in made_remote
-            functions.append(_function(node, f"{module}.{node.name}", None, names, remote))
+            functions.append(_function(node, f"{module}.{node.name}", False, names, remote))
         elif isinstance(node, ast.ClassDef):
             qualified = f"{module}.{node.name}"
             bases = tuple(
@@ -537,11 +518,17 @@ def summarize_syntax(
             classes.append(
                 ClassInfo(qualified, node.lineno, bases, _is_record(node), fields, actor)
             )
-            owner = _Owner(node)
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     name = f"{qualified}.{item.name}"
-                    functions.append(_function(item, name, owner, names, actor))
+                    functions.append(_function(item, name, True, names, actor))
+    # A name defined twice (`if accel: def pick(x): ...`) may run either body: fresh only if
+    # both are, which the merge (it rates one of them) cannot tell.
+    defined = collections.Counter(f.name for f in functions)
+    functions = [
+        dataclasses.replace(f, returns=fresh_returns(f.returns)[1]) if defined[f.name] > 1 else f
+        for f in functions
+    ]
     # Imported names made remote here (`Actor = ray.remote(num_gpus=1)(Worker)`).
     actors = {
         qualify(name, module, scope, is_package) for name in made_remote & scope.imports.keys()

@@ -15,7 +15,7 @@ data), so a function is fresh exactly when its return expressions would be clean
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
@@ -42,6 +42,10 @@ _PLAIN_DECORATORS = frozenset(
 # Expressions whose value is plain data, whatever their parts hold (as the dataflow rates them).
 _PLAIN = (ast.Constant, ast.JoinedStr, ast.Compare, ast.UnaryOp)
 _DISPLAYS = (ast.List, ast.Tuple, ast.ListComp)
+# The longest function (in lines) whose body is walked.
+_LONGEST = 80
+# Builtins whose result may be any of the function's own values.
+_INTROSPECTION = frozenset({"locals", "vars", "globals", "eval", "exec", "getattr", "dir"})
 # Nodes that bind or fill (:meth:`_Carriers._note`), and nodes that bind otherwise.
 _NOTED = (
     ast.Assign,
@@ -72,8 +76,14 @@ _BINDERS = (
 class _Carriers:
     """Which names of one function may hold what its parameters hold (a fixpoint)."""
 
-    def __init__(self, node: ast.FunctionDef, qualify: Callable[[ast.expr], str | None]) -> None:
+    def __init__(
+        self,
+        node: ast.FunctionDef,
+        qualify: Callable[[ast.expr], str | None],
+        modules: Container[str],
+    ) -> None:
         self.qualify = qualify
+        self.modules = modules  # the names the module imports
         args = node.args
         every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
         self.carrying: set[str] = {a.arg for a in every if a is not None}
@@ -203,6 +213,10 @@ class _Carriers:
                     self.carrying |= filled
             changed = len(self.carrying) != before
         self.leaks = any(opaque or carried & self.carrying for carried, opaque in self.passed)
+        self.leaks |= any(
+            (opaque or carried & self.carrying) and filled - self.bound
+            for filled, carried, opaque in self.fillings
+        )  # (`_LAST["v"] = x`: module state)
 
     def carries(self, node: ast.expr) -> bool:
         """True when ``node``'s value may hold something the parameters hold."""
@@ -251,8 +265,11 @@ class _Carriers:
             elif isinstance(current, ast.Call):
                 if self._copies(current):
                     continue  # `np.concatenate(parts)`, `x.tolist()`, `len(x)`
-                if not isinstance(current.func, ast.Name) or current.func.id in self.bound:
-                    todo.append(current.func)  # (a receiver, or a local holding inputs)
+                func = current.func
+                if isinstance(func, ast.Name) and func.id in _INTROSPECTION:
+                    return found, True  # `locals()`, `eval("x")`: anything
+                if not isinstance(func, ast.Name) or func.id in self.bound or self.leaks:
+                    todo.append(func)  # (a receiver, a local holding inputs, module state)
                 todo += current.args
                 todo += [k.value for k in current.keywords]
             else:
@@ -260,13 +277,20 @@ class _Carriers:
         return found, False
 
     def _copies(self, call: ast.Call) -> bool:
-        """A call whose result holds none of its inputs (as the dataflow's copies)."""
+        """A call whose result holds none of its inputs (as the dataflow's copies: a module's
+        function by its qualified name, then a value's copying method)."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in catalog.COPY_METHODS:
-            return not (func.attr == "astype" and _keeps(call))
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
+        module = (
+            isinstance(root, ast.Name)
+            and root.id not in self.bound
+            and (root.id in self.imported or root.id in self.modules)
+        )
+        if isinstance(func, ast.Attribute) and not module:
+            if func.attr in catalog.COPY_METHODS:  # `x.copy()`, `x.tolist()`
+                return not (func.attr == "astype" and _keeps(call))
         if not isinstance(root, ast.Name) or root.id in self.bound:
             return False  # (a local `np` is not numpy)
         if root.id in self.imported:
@@ -301,22 +325,34 @@ def _keeps(call: ast.Call) -> bool:
 
 
 def _roots(node: ast.expr) -> set[str]:
-    """The names whose objects ``node`` reaches in place: ``out`` of ``out[k].x``, of each
-    element of a display (a call's result is a new object, a name's own)."""
+    """The names whose objects ``node`` may reach in place: ``out`` of ``out[k].x``, of each
+    element of a display, of a call's receiver and arguments (``out.setdefault(k, [])``,
+    ``vars(out)``: what it gives may be a part of them), of either side of ``or``."""
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred, ast.NamedExpr)):
         node = node.target if isinstance(node, ast.NamedExpr) else node.value
     if isinstance(node, ast.Name):
         return {node.id}
+    parts: list[ast.expr] = []
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return {name for element in node.elts for name in _roots(element)}
-    if isinstance(node, ast.Dict):
+        parts = node.elts
+    elif isinstance(node, ast.Dict):
         parts = [*(k for k in node.keys if k is not None), *node.values]
-        return {name for part in parts for name in _roots(part)}
-    return set()
+    elif isinstance(node, ast.Call):
+        func = node.func
+        parts = [*node.args, *(k.value for k in node.keywords)]
+        if isinstance(func, ast.Attribute):
+            parts.append(func.value)
+    elif isinstance(node, ast.BoolOp):
+        parts = node.values
+    elif isinstance(node, ast.IfExp):
+        parts = [node.body, node.orelse]
+    return {name for part in parts for name in _roots(part)}
 
 
 def fresh_result(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Callable[[ast.expr], str | None]
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualify: Callable[[ast.expr], str | None],
+    modules: Container[str] = frozenset(),
 ) -> bool:
     """True when no value ``node`` returns can hold what is passed to it (its parameters,
     ``self`` included). Not for a coroutine, a generator, a decorated function (what calling
@@ -325,19 +361,29 @@ def fresh_result(
         return False
     if any(_decorator(d) not in _PLAIN_DECORATORS for d in node.decorator_list):
         return False
-    carriers = _Carriers(node, qualify)
+    if (node.end_lineno or node.lineno) - node.lineno > _LONGEST:
+        return False  # (its body not walked: the cost of a long function for a rare gain)
+    carriers = _Carriers(node, qualify, modules)
     returned = []
+    assigned: dict[str, list[ast.expr]] = {}
     for statement in statements(node.body, into_scopes=False):
         if isinstance(statement, ast.Return) and statement.value is not None:
             returned.append(statement.value)
         elif isinstance(statement, (ast.Import, ast.ImportFrom)):
             carriers.own_import(statement)
+        elif isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(statement.value)
     if not returned:
         return False
-    # Most functions return what is passed in, plainly: seen before the body is walked. (The
-    # function's own names not known yet, more calls pass for copies: fewer names are
-    # carried, so a parameter among them is carried for certain.)
-    if any(carriers.carries(value) for value in returned):
+    # Most functions return what is passed in, plainly (`return x[0]`, `out = f(x); return
+    # out`): seen before the body is walked. (The function's own names not known yet, more
+    # calls pass for copies: fewer names are carried, so a parameter among them is carried
+    # for certain.)
+    plainly = [*returned]
+    plainly += [v for r in returned if isinstance(r, ast.Name) for v in assigned.get(r.id, ())]
+    if any(carriers.carries(value) for value in plainly):
         return False
     carriers.settle()
     return not carriers.generator and not any(carriers.carries(value) for value in returned)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from shmlint.basics.names import dotted_name
-from shmlint.facts.collect import _may_be_fresh
+from shmlint.basics.names import Scope, dotted_name
+from shmlint.facts.collect import _may_be_fresh, summarize_syntax
+from shmlint.facts.evidence import fresh_returns
 from shmlint.facts.fresh import fresh_result
 from tests.project.merged import file_codes, findings, warm_after_edits, write_tree
 
@@ -28,7 +29,7 @@ def _qualify(node: ast.expr) -> str | None:
 def _fresh(source: str) -> bool:
     node = ast.parse(textwrap.dedent(source)).body[0]
     assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    return fresh_result(node, _qualify)
+    return fresh_result(node, _qualify, {"np", "copy"})
 
 
 FRESH = {
@@ -49,7 +50,6 @@ FRESH = {
     "helper": "def f(x):\n    return detach_zero_copy(x)\n",
     "record-of-copies": "def f(x):\n    return Record(n=len(x), rows=np.copy(x))\n",
     "module-state-untouched": "def f(x):\n    n = len(x)\n    return DEFAULTS\n",
-    "called-by-name": "def f(x):\n    log(x)\n    return Record(np.copy(x))\n",
 }
 NOT_FRESH = {
     "parameter": "def f(x):\n    return x\n",
@@ -83,6 +83,18 @@ NOT_FRESH = {
     "exception": "def f(x):\n    try:\n        raise E(x)\n    except E as e:\n        return e\n",
     "exception-holding-input": "def f(x):\n    try:\n        y = x.missing\n"
     "    except AttributeError as e:\n        return e  # (its `obj` is x)\n    return None\n",
+    "called-by-name-after-a-leak": "def f(x):\n    log(x)\n    return Record(np.copy(x))\n",
+    "filled-through-a-method-result": "def f(x):\n    out = {}\n"
+    "    out.setdefault('k', []).append(x)\n    return out\n",
+    "filled-through-or": "def f(x):\n    out = {}\n    (out.get('k') or []).append(x)\n"
+    "    return out\n",
+    "stored-through-a-call": "def f(x):\n    out = O()\n    vars(out)['data'] = x\n"
+    "    return out\n",
+    "module-view-function": "def f(x):\n    return np.split(x, 2)\n",
+    "shallow-copy-module": "def f(x):\n    return copy.copy(x)\n",
+    "locals": "def f(x):\n    return locals()\n",
+    "eval": "def f(x):\n    return eval('x')\n",
+    "module-state-stored-then-read": "def f(x):\n    LAST['v'] = x\n    return latest()\n",
     "global-set-elsewhere": "def f(x):\n    global G\n    G = []\n    setter(x)\n    return G\n",
     "match": "def f(x):\n    match x:\n        case [y]:\n            return y\n",
     "generator": "def f(x):\n    yield np.copy(x)\n    return None\n",
@@ -185,3 +197,16 @@ def test_an_edit_of_the_callee_is_followed_warm(
 ) -> None:
     warm = warm_after_edits(tmp_path, capsys, monkeypatch, _files(before), [after])
     assert file_codes(warm) == expected
+
+
+def test_a_name_defined_twice_is_fresh_only_if_neither_body_may_pass_its_input_on() -> None:
+    # (The merge rates one of the definitions; the other may be the one that runs.)
+    source = (
+        "import numpy as np\n\n\ndef pick(x):\n    return np.concatenate(x)\n\n\n"
+        "if ACCEL is not None:\n\n    def pick(x):\n        return ACCEL.pick(x)\n\n\n"
+        "def stack(x):\n    return np.stack(x)\n"
+    )
+    tree = ast.parse(source)
+    summary = summarize_syntax(tree, "pkg.mod", "pkg/mod.py", False, Scope(tree, None))
+    fresh = {f.name: fresh_returns(f.returns)[0] for f in summary.functions}
+    assert fresh == {"pkg.mod.pick": False, "pkg.mod.stack": True}

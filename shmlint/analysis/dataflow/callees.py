@@ -110,7 +110,10 @@ class CalleeMixin(AnalysisBase):
         if not isinstance(made, (ast.Name, ast.Attribute)):
             return False
         name = project.qname(made, self.scope)
-        return name is not None and project.constructed_class(name) is not None
+        if name is None or project.constructed_class(name) is None:
+            return False
+        # (A class of its own `remote` method, `Client.remote(x)`, is called, not made.)
+        return made is not target or not project.is_project_callable(f"{name}.remote")
 
     def remote_callable(self, target: ast.expr, value: Value) -> Value:
         """The remote callable ``target`` (``f``, ``ray.remote(f)``, ``h.m``; ``value``: what

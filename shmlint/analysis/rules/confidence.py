@@ -32,9 +32,8 @@ The first of these that says something decides:
    count (`return np.zeros(n)`, `return [1, 2]`, `return Rollout(...)`, `return len(x)`,
    and calls known to give scalars: `return ray.util.get_node_ip_address()`, `return
    socket.gethostname(), os.getpid()`, `ray.get_runtime_context().get_node_id()`,
-   `ray.get_gpu_ids()[0]`), also through a local or a `self` attribute bound once to one
-   (`addr = ray.util.get_node_ip_address(); return addr`; `return self.node_ip` where
-   `__init__` binds it so). Project-wide: the
+   `ray.get_gpu_ids()[0]`), also through a local bound once to one and changed by nothing
+   (`addr = ray.util.get_node_ip_address(); return addr`). Project-wide: the
    actor class may live in another module. A call of a project function that returns what it
    reads is rated the same way, by that function's declared return type (`ip = node_ip(pg)`
    with `def node_ip(pg) -> str: return ray.get(...)` reads no arrays); a read rated
