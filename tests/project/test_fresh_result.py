@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from shmlint.basics.names import Scope, dotted_name
-from shmlint.facts.collect import _may_be_fresh, summarize_syntax
+from shmlint.facts.collect import summarize_syntax
 from shmlint.facts.evidence import fresh_returns
 from shmlint.facts.fresh import fresh_result
+from shmlint.facts.returned import may_be_fresh
 from tests.project.merged import file_codes, findings, warm_after_edits, write_tree
 
 
@@ -143,7 +144,7 @@ def test_freshness_is_worked_out_where_it_can_matter(
     params = tuple(a.arg for a in node.args.args)
     decorators = {dotted_name(d) for d in node.decorator_list}
     returns = ast.unparse(node.returns) if node.returns else ""
-    assert _may_be_fresh(node, params, in_class, decorators, returns) is expected
+    assert may_be_fresh(node, params, in_class, decorators, returns) is expected
 
 
 CONFIG = '[tool.shmlint]\nmin-confidence = "medium"\n'
