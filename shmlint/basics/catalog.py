@@ -7,6 +7,7 @@ analysis); they are only consulted on values already tainted, which keeps them p
 
 from __future__ import annotations
 
+import ast
 import types
 from collections.abc import Mapping
 
@@ -388,3 +389,29 @@ CONTAINER_METHODS = frozenset(
 CHANNEL_METHODS = frozenset({"put", "put_nowait", "set_result", "send", "send_nowait"})
 # Functions that push into their first argument (SHM103).
 CONTAINER_FUNCTIONS = frozenset({"heapq.heappush", "heapq.heappushpop", "heapq.heapreplace"})
+
+
+# --- the library rule the dataflow and the fresh-result test share ---------------------------
+
+
+def copy_false(call: ast.Call) -> bool:
+    """``copy=False`` (or ``None``) passed: the result may be the input itself."""
+    return any(
+        k.arg == "copy" and isinstance(k.value, ast.Constant) and k.value.value in (False, None)
+        for k in call.keywords
+    )
+
+
+def library_copies(qualified: str, call: ast.Call) -> bool | None:
+    """Whether ``call`` of the library function ``qualified`` gives a new value (True) or a
+    view of its arguments (False), by the tables above; None: no function they know."""
+    if qualified in COPY_CALLS:
+        return not (qualified == "numpy.array" and copy_false(call))
+    if qualified in CLEAN_BUILTINS:
+        return True
+    head, _, last = qualified.rpartition(".")
+    if head == "numpy" or head.startswith("numpy."):
+        return last not in NUMPY_VIEW_FUNCTIONS
+    if head == "torch":
+        return last not in TORCH_VIEW_FUNCTIONS
+    return None

@@ -290,7 +290,7 @@ class _Carriers:
         )
         if isinstance(func, ast.Attribute) and not module:
             if func.attr in catalog.COPY_METHODS:  # `x.copy()`, `x.tolist()`
-                return not (func.attr == "astype" and _keeps(call))
+                return not (func.attr == "astype" and catalog.copy_false(call))
         if not isinstance(root, ast.Name) or root.id in self.bound:
             return False  # (a local `np` is not numpy)
         if root.id in self.imported:
@@ -304,24 +304,7 @@ class _Carriers:
             return False
         if qualified.rpartition(".")[2] in catalog.HELPER_NAMES:
             return True
-        if qualified in catalog.COPY_CALLS:
-            return not (qualified == "numpy.array" and _keeps(call))
-        if qualified in catalog.CLEAN_BUILTINS:
-            return True
-        head, _, last = qualified.rpartition(".")
-        if head == "numpy" or head.startswith("numpy."):
-            return last not in catalog.NUMPY_VIEW_FUNCTIONS
-        if head == "torch":
-            return last not in catalog.TORCH_VIEW_FUNCTIONS
-        return False
-
-
-def _keeps(call: ast.Call) -> bool:
-    """``copy=False``: the result may be the input itself."""
-    return any(
-        k.arg == "copy" and isinstance(k.value, ast.Constant) and k.value.value in (False, None)
-        for k in call.keywords
-    )
+        return catalog.library_copies(qualified, call) is True
 
 
 def _roots(node: ast.expr) -> set[str]:

@@ -58,17 +58,6 @@ def _input_payload(call: ast.Call) -> Payload:
     return Payload(Evidence.ARRAY_FREE, why)
 
 
-def _is_false(node: ast.expr | None) -> bool:
-    return isinstance(node, ast.Constant) and node.value in (False, None)
-
-
-def _keyword(call: ast.Call, name: str) -> ast.expr | None:
-    for keyword in call.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    return None
-
-
 class CallMixin(AnalysisBase):
     """Evaluates calls for :class:`FunctionAnalysis` (split out to keep modules small)."""
 
@@ -218,20 +207,12 @@ class CallMixin(AnalysisBase):
         """Known copies and views, then the unknown-call rule (the result carries the inputs)."""
         passed = union(args)
         if qname is not None:
-            if qname in catalog.COPY_CALLS:
-                if qname == "numpy.array" and _is_false(_keyword(node, "copy")):
-                    return passed
-                return EMPTY
-            if qname in catalog.CLEAN_BUILTINS:
-                return EMPTY
-            head, _, last = qname.rpartition(".")
-            if head == "numpy" or head.startswith("numpy."):
-                return passed if last in catalog.NUMPY_VIEW_FUNCTIONS else EMPTY
-            if head == "torch":
-                return passed if last in catalog.TORCH_VIEW_FUNCTIONS else EMPTY
+            copies = catalog.library_copies(qname, node)
+            if copies is not None:
+                return EMPTY if copies else passed
         if method is not None and receiver.tainted:
             if method in catalog.COPY_METHODS:
-                if method == "astype" and _is_false(_keyword(node, "copy")):
+                if method == "astype" and catalog.copy_false(node):
                     return receiver.derived(view=True)
                 return EMPTY
             view = receiver.derived(view=True)
