@@ -337,7 +337,23 @@ COPY_METHODS = frozenset(
 )
 # Attributes of an array-like value that are plain data (never the buffer).
 CLEAN_ATTRIBUTES = frozenset(
-    {"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides", "flags", "__class__"}
+    {
+        # numpy's metadata
+        "shape",
+        "dtype",
+        "ndim",
+        "size",
+        "nbytes",
+        "itemsize",
+        "strides",
+        "flags",
+        "__class__",
+        # pyarrow's (a table's or record batch's schema holds types and names, no buffer)
+        "num_rows",
+        "num_columns",
+        "column_names",
+        "schema",
+    }
 )
 
 # numpy functions that return views (everything else in numpy returns a new array or scalar).
