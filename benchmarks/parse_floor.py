@@ -71,7 +71,7 @@ def main() -> int:
         root = corpus(args.target)
         if args.target.startswith("vllm"):
             root = root / "vllm"
-    root = root.resolve()  # the measured processes run in the tree, so a relative path would be lost
+    root = root.resolve()  # (the measured processes run in the tree: a relative path is lost)
     me = [sys.executable, str(Path(__file__).resolve()), str(root), "--jobs", str(args.jobs)]
     cases = {
         "ast.parse, files a check parses": [*me, "--worker", "checked"],

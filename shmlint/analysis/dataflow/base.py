@@ -8,6 +8,7 @@ each type-checks on its own.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from shmlint.analysis.dataflow.context import ModuleContext, Sink
 from shmlint.analysis.dataflow.frames import LoopFrame
@@ -38,6 +39,9 @@ class AnalysisBase:
     current_statement: ast.stmt | None  # the statement being analysed
     conditional: int  # depth of `and`/`or`/`if-else` operands being evaluated
     hoist_blocked: int  # depth of comprehensions (a read there cannot be hoisted)
+    # While an iterable that `enumerate`/`zip` targets split is evaluated: each call's
+    # argument values, by the call node's id (shmlint/analysis/dataflow/unpack.py).
+    arg_values: dict[int, list[Value]] | None
 
     def __init__(
         self,
@@ -149,6 +153,22 @@ class AnalysisBase:
         raise NotImplementedError
 
     def comprehension_value(self, node: Comprehension, state: State) -> Value:
+        raise NotImplementedError
+
+    def iterated_parts(
+        self, target: ast.expr, iterable: ast.expr, state: State
+    ) -> tuple[Value, dict[int, list[Value]] | None]:
+        raise NotImplementedError
+
+    def bind_split(
+        self,
+        target: ast.expr,
+        iterable: ast.expr,
+        whole: Value,
+        noted: dict[int, list[Value]],
+        elements: Callable[[frozenset[str]], frozenset[str]],
+        bind: Callable[[ast.expr, Value], None],
+    ) -> bool:
         raise NotImplementedError
 
     def run(self) -> State:

@@ -84,6 +84,8 @@ class CallMixin(AnalysisBase):
         receiver = self.value(func.value, state) if isinstance(func, ast.Attribute) else EMPTY
         args = [self.value(arg, state) for arg in node.args]
         keywords = [self.value(kw.value, state) for kw in node.keywords]
+        if self.arg_values is not None:  # (an iterable whose targets split: unpack.py)
+            self.arg_values[id(node)] = args
         qname = self.call_name(func, state)
         method = func.attr if isinstance(func, ast.Attribute) else None
 

@@ -14,6 +14,7 @@ from shmlint.analysis.dataflow.facts import handle_kinds
 from shmlint.analysis.dataflow.frames import LoopFrame
 from shmlint.analysis.dataflow.nested import NestedMixin
 from shmlint.analysis.dataflow.statements import StatementMixin
+from shmlint.analysis.dataflow.unpack import UnpackMixin
 from shmlint.analysis.dataflow.values import EMPTY, Site, State, Value
 from shmlint.basics import catalog
 from shmlint.basics.astwalk import statements
@@ -49,7 +50,9 @@ def _rebinds(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> bo
     )
 
 
-class FunctionAnalysis(ExpressionMixin, CallMixin, CalleeMixin, NestedMixin, StatementMixin):
+class FunctionAnalysis(
+    ExpressionMixin, CallMixin, CalleeMixin, NestedMixin, StatementMixin, UnpackMixin
+):
     """Taint analysis of one body; nested functions and classes get their own analysis."""
 
     def __init__(
@@ -69,6 +72,7 @@ class FunctionAnalysis(ExpressionMixin, CallMixin, CalleeMixin, NestedMixin, Sta
         self.current_statement: ast.stmt | None = None
         self.conditional = 0
         self.hoist_blocked = 1 if isinstance(node, ast.Lambda) else 0
+        self.arg_values = None
         self.self_name: str | None = None
         self.cls_name: str | None = None
         self.params: set[str] = set()

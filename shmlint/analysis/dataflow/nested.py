@@ -54,8 +54,22 @@ class NestedMixin(AnalysisBase):
         inner = state.copy()
         self.hoist_blocked += 1
         for generator in node.generators:
-            iterable = self.value(generator.iter, inner)
-            self.bind_comprehension_target(generator.target, iterable.derived(), inner)
+            target = generator.target
+            noted = None
+            if generator.is_async:
+                iterable = self.value(generator.iter, inner)
+            else:
+                iterable, noted = self.iterated_parts(target, generator.iter, inner)
+            whole = iterable.derived()
+            if noted is None or not self.bind_split(
+                target,
+                generator.iter,
+                whole,
+                noted,
+                _same,
+                lambda elt, value: self.bind_comprehension_target(elt, value, inner),
+            ):
+                self.bind_comprehension_target(target, whole, inner)
             for condition in generator.ifs:
                 self.value(condition, inner)
         if isinstance(node, ast.DictComp):
@@ -82,3 +96,8 @@ class NestedMixin(AnalysisBase):
             if isinstance(sub, ast.Name):
                 state.vars[sub.id] = value
                 state.bound_at[sub.id] = Site.of(sub)
+
+
+def _same(kinds: frozenset[str]) -> frozenset[str]:
+    """A comprehension's target holds the kinds its iterable holds (as unsplit)."""
+    return kinds

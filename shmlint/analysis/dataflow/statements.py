@@ -195,7 +195,11 @@ class StatementMixin(AnalysisBase):
     def loop(self, node: ast.For | ast.AsyncFor | ast.While, state: State) -> State:
         """A loop, analysed twice (enough for this lattice) with SHM104 checked at the back edge."""
         is_for = isinstance(node, (ast.For, ast.AsyncFor))
-        iterated = self.value(node.iter, state) if is_for else EMPTY  # type: ignore[union-attr]
+        iterated, noted = EMPTY, None
+        if isinstance(node, ast.For):
+            iterated, noted = self.iterated_parts(node.target, node.iter, state)
+        elif is_for:
+            iterated = self.value(node.iter, state)  # type: ignore[union-attr]
         element = Value(
             iterated.labels,
             element_kinds(iterated.kinds),
@@ -215,7 +219,16 @@ class StatementMixin(AnalysisBase):
         for round_number in range(2):
             body_state = current.copy()
             if is_for:
-                self.bind(node.target, element, body_state)  # type: ignore[union-attr]
+                target = node.target  # type: ignore[union-attr]
+                if noted is None or not self.bind_split(
+                    target,
+                    node.iter,  # type: ignore[union-attr]
+                    element,
+                    noted,
+                    element_kinds,
+                    lambda elt, value: self.bind(elt, value, body_state),  # noqa: B023
+                ):
+                    self.bind(target, element, body_state)
             else:
                 self.current_statement = node  # the test is part of the loop header
                 self.value(node.test, body_state)  # type: ignore[union-attr]
