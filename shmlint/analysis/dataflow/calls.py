@@ -166,7 +166,9 @@ class CallMixin(AnalysisBase):
             self.container_put(node.args[0], union(args[1:]), node, state)
             return EMPTY
         kinds = self.returned_kinds(func)
-        result = self.library_call(qname, method, receiver, args + keywords, node)
+        result = self.library_call(
+            qname, method, receiver, _non_literal(node, args, keywords), node
+        )
         if self.ctx.project is not None:
             project_result = self.project_call(node, args, keywords, result, kinds)
             if project_result is not None:
@@ -261,3 +263,13 @@ class CallMixin(AnalysisBase):
             return None
         passed = union([self.value(arg, state) for arg in rest])
         return Value(kinds=frozenset({AWAITS_READ}) | payload_kinds(passed.kinds))
+
+
+def _non_literal(node: ast.Call, args: list[Value], keywords: list[Value]) -> list[Value]:
+    """The values of a call's arguments but its literals (``return_exceptions=True``): a
+    literal is no ref, so joined with a ref it must not make its payload unknown."""
+    values = [v for arg, v in zip(node.args, args) if not isinstance(arg, ast.Constant)]
+    values += [
+        v for kw, v in zip(node.keywords, keywords) if not isinstance(kw.value, ast.Constant)
+    ]
+    return values
