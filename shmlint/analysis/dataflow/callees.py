@@ -77,6 +77,9 @@ class CalleeMixin(AnalysisBase):
         ):
             target = target.func.value
         made = self.made_remote(target)
+        if isinstance(made, ast.Lambda) and isinstance(made.body, ast.Constant):
+            # `ray.remote(lambda: None).remote()` (a sentinel task): a literal holds no array.
+            return Payload(Evidence.ARRAY_FREE, "the remote lambda returns a literal")
         project = self.ctx.project
         if project is None:
             return None if remote_only else UNKNOWN_PAYLOAD
