@@ -31,6 +31,8 @@ class ModuleInput:
     view: ProjectView
     options: Options
     text: str | None
+    # Whether the filters drop a finding of this code on this line (see analyze_module).
+    dropped: Callable[[str, int], bool] | None = None
 
 
 Check = Callable[[ModuleInput], list[RawFinding]]
@@ -38,7 +40,9 @@ Check = Callable[[ModuleInput], list[RawFinding]]
 
 def find_retentions(module: ModuleInput) -> list[RawFinding]:
     """SHM101–SHM107: values read from Ray that reach a sink undetached (the dataflow)."""
-    return analyze_module(module.tree, module.options, module.text, module.view, module.scope)
+    return analyze_module(
+        module.tree, module.options, module.text, module.view, module.scope, module.dropped
+    )
 
 
 def _about_code(code: str, found: list[tuple[Site, str]]) -> list[RawFinding]:

@@ -11,6 +11,7 @@ import io
 import re
 import tokenize
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from shmlint.analysis.checks import ModuleInput
@@ -221,7 +222,7 @@ def analyze_with_view(
     for phase 1's summary (``needs_ref``) are never reported."""
     findings = []
     threshold = config.options.min_confidence.rank
-    module = ModuleInput(tree, scope, view, config.options, text)
+    module = ModuleInput(tree, scope, view, config.options, text, _dropped(lines, path, config))
     raws = [raw for check, _ in CHECKS for raw in check(module)]
     for raw in raws:
         if raw.label.needs_ref:
@@ -237,6 +238,21 @@ def analyze_with_view(
     findings.sort(key=Finding.sort_key)
     prints = fingerprints(findings, lines, project_path(path, config))
     return [dataclasses.replace(f, fingerprint=p) for f, p in zip(findings, prints)]
+
+
+def _dropped(lines: list[str], path: str, config: Config) -> Callable[[str, int], bool]:
+    """Whether the filters below drop a finding of ``code`` on ``line`` (deselected for the
+    file, or a ``# noqa`` for it there), asked by the analysis when it reports."""
+    enabled: dict[str, bool] = {}
+
+    def dropped(code: str, line: int) -> bool:
+        known = enabled.get(code)
+        if known is None:
+            known = enabled[code] = config.is_enabled(code, path)
+        line_text = lines[line - 1] if 1 <= line <= len(lines) else ""
+        return not known or is_suppressed(line_text, code)
+
+    return dropped
 
 
 def project_path(path: str, config: Config) -> str:

@@ -7,6 +7,7 @@ the engine turns them into :class:`shmlint.basics.types.Finding`s.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shmlint.analysis.dataflow.context import ModuleContext, RawFinding
@@ -40,13 +41,17 @@ def analyze_module(
     text: str | None = None,
     project: ProjectView | None = None,
     module_scope: Scope | None = None,
+    dropped: Callable[[str, int], bool] | None = None,
 ) -> list[RawFinding]:
-    """All findings of one module (before noqa, select and confidence filters).
+    """All findings of one module (before noqa, select and confidence filters; ``dropped``
+    tells the analysis which code on which line they drop, so that such a sink hides no
+    other of the same read).
 
     With ``project``, the analysis reads project-wide facts (phase 2), or, when the view has a
     recorder, records this module's flows into it (phase 1: every body is analysed).
     """
     ctx = ModuleContext(options, project)
+    ctx.dropped = dropped
     if module_scope is None:
         module_scope = Scope(tree, None, walrus=walrus_lines(text))
     collect_annotations(tree, ctx.facts)

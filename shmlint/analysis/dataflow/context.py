@@ -127,6 +127,8 @@ class ModuleContext:
         self.quiet: Quiet | None = None
         self.skipped: list[tuple[ast.AST, tuple[str, ...]]] = []
         self.findings: dict[tuple[str, Site, int], RawFinding] = {}
+        # Whether a finding of this code on this line is suppressed (None: none is).
+        self.dropped: Callable[[str, int], bool] | None = None
         self._labels: dict[int, Label] = {}
         # What depends on the tree alone, kept across the passes over it (by node id: the
         # tree outlives the context).
@@ -244,21 +246,19 @@ class ModuleContext:
         """``value`` reaches a sink of ``code`` at ``site`` on the path ``state``; ``sink``:
         what the sink's declared type says (the last evidence consulted, see :func:`rate`).
 
-        Each label is reported at the first sink it reaches on a path; where it entered a local
-        container that now escapes, it is reported at that entry (SHM103); a closure that
-        escapes is SHM107 whatever the sink.
+        Each label is reported at the first sink it reaches on a path that is not suppressed
+        (``dropped``: the code deselected for the file, or a ``# noqa`` for it on the sink's
+        line): a suppressed sink hides no other. Where it entered a local container that now
+        escapes, it is reported at that entry (SHM103); a closure that escapes is SHM107
+        whatever the sink.
         """
         for label in sorted(value.labels, key=lambda lab: (lab.site.line, lab.site.col)):
             if label in state.reported:
                 continue
-            state.reported.add(label)
             if not self.reporting or (label.via and code == "SHM101"):
                 # A read returned from a call of a project function is followed into the
                 # caller of this function (reported where it is finally kept), not here.
-                continue
-            payload = rate(label, value, sink)
-            confidence = confidence_for(label.kind, payload.evidence)
-            if confidence is None:
+                state.reported.add(label)
                 continue
             final_code, final_site = code, site
             entry_sites = sorted(
@@ -269,6 +269,13 @@ class ModuleContext:
                 final_code, final_site = "SHM103", entry_sites[0]
             if value.closure:
                 final_code = "SHM107"
+            if self.dropped is not None and self.dropped(final_code, final_site.line):
+                continue
+            state.reported.add(label)
+            payload = rate(label, value, sink)
+            confidence = confidence_for(label.kind, payload.evidence)
+            if confidence is None:
+                continue
             key = (final_code, final_site, label.key)
             found = RawFinding(
                 final_code, final_site, label, confidence, why=payload.why, payload=payload
