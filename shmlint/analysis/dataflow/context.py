@@ -134,6 +134,7 @@ class ModuleContext:
         # tree outlives the context).
         self._scopes: dict[int, Scope] = {}
         self.loop_assigned: dict[int, frozenset[str]] = {}  # by loop: see LoopFrame.assigned
+        self.rebound: dict[int, frozenset[str]] = {}  # by module: see unpack.rebound
         self.local_annotations: dict[int, list[tuple[str, ast.expr]]] = {}  # by function
         self.serialized: dict[int, bool] = {}  # by function: see returns_serialized
         self._direct_calls: dict[int, tuple[frozenset[str], frozenset[str]]] = {}

@@ -133,8 +133,6 @@ class ExpressionMixin(AnalysisBase):
     def attribute_value(self, node: ast.Attribute, state: State) -> Value:
         """``base.attr``: a view of the base; ``self.attr`` takes the class's facts."""
         base = self.value(node.value, state)
-        if node.attr in catalog.CLEAN_ATTRIBUTES:
-            return EMPTY
         kinds: frozenset[str] = frozenset()
         origins: frozenset[str] = frozenset()
         if self.is_self(node.value) and self.class_name is not None:
@@ -147,6 +145,10 @@ class ExpressionMixin(AnalysisBase):
                     origins = frozenset({project.slot("attr", key)})
         if self.ctx.is_ref_name(node.attr):
             kinds |= {REF}
+        if node.attr in catalog.CLEAN_ATTRIBUTES:
+            # Plain data of what the base holds; an attribute of `self` so named still holds
+            # what the class stores there (`self.schema = graph.execute(x)`).
+            base = EMPTY
         if not base.labels and not base.closure:
             return Value(kinds=kinds, origins=origins) if kinds or origins else EMPTY
         return Value(

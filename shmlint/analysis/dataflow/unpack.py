@@ -22,14 +22,29 @@ from shmlint.basics.names import Scope
 Kinds = frozenset[str]
 
 
-def split_call(node: ast.expr, scope: Scope) -> list[ast.expr | None] | None:
+def rebound(module: ast.Module) -> frozenset[str]:
+    """What may rebind a builtin of ``module`` where its scopes do not see it: the names its
+    functions declare ``global``, and ``*`` for a star import."""
+    names: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            names.add("*")
+    return frozenset(names)
+
+
+def split_call(
+    node: ast.expr, scope: Scope, bound: Callable[[str], bool]
+) -> list[ast.expr | None] | None:
     """The arguments whose elements ``node``'s elements hold, position by position (None: an
     index); None unless ``node`` calls the builtin ``enumerate`` or ``zip`` with plain
-    positional iterables."""
+    positional iterables. ``bound``: whether a name may be bound otherwise than the scopes
+    say (a comprehension's target, a ``global`` elsewhere, a star import)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return None
     name = node.func.id
-    if name not in ("enumerate", "zip") or scope.resolve(name) != name:
+    if name not in ("enumerate", "zip") or scope.resolve(name) != name or bound(name):
         return None
     if not node.args or any(isinstance(arg, ast.Starred) for arg in node.args):
         return None
@@ -42,9 +57,11 @@ def split_call(node: ast.expr, scope: Scope) -> list[ast.expr | None] | None:
     return list(node.args)
 
 
-def splits(target: ast.expr, iterable: ast.expr, scope: Scope) -> bool:
+def splits(
+    target: ast.expr, iterable: ast.expr, scope: Scope, bound: Callable[[str], bool]
+) -> bool:
     """Whether ``target`` unpacks the elements of ``iterable`` position by position."""
-    parts = split_call(iterable, scope)
+    parts = split_call(iterable, scope, bound)
     return (
         parts is not None
         and isinstance(target, (ast.Tuple, ast.List))
@@ -65,15 +82,41 @@ def _part(whole: Value, own: Value, kinds: Kinds) -> Value:
     )
 
 
+def _nothing_rebound(name: str) -> bool:
+    return False
+
+
+def _splitting(node: ast.expr, scope: Scope, bound: Callable[[str], bool]) -> set[int]:
+    """The ids of ``node`` and the calls nested in its arguments that split."""
+    parts = split_call(node, scope, bound)
+    if parts is None:
+        return set()
+    found = {id(node)}
+    for part in parts:
+        if part is not None:
+            found |= _splitting(part, scope, bound)
+    return found
+
+
 class UnpackMixin(AnalysisBase):
     """Binds ``enumerate``/``zip`` targets for :class:`FunctionAnalysis`."""
+
+    def rebinds(self, state: State) -> Callable[[str], bool]:
+        """Whether a builtin's name may be bound otherwise than the scopes say, on ``state``."""
+        module = self.scope.module().node
+        assert isinstance(module, ast.Module)
+        names = self.ctx.rebound.get(id(module))
+        if names is None:
+            names = self.ctx.rebound[id(module)] = rebound(module)
+        return lambda name: name in state.vars or name in names or "*" in names
 
     def iterated_parts(
         self, target: ast.expr, iterable: ast.expr, state: State
     ) -> tuple[Value, dict[int, list[Value]] | None]:
         """The value of ``iterable`` (evaluated as any expression), and when ``target`` splits
         it, the argument values of the calls evaluated on the way (for :meth:`bind_split`)."""
-        if not splits(target, iterable, self.scope):
+        bound = self.rebinds(state)
+        if not splits(target, iterable, self.scope, bound):
             return self.value(iterable, state), None
         outer, self.arg_values = self.arg_values, {}
         try:
@@ -81,7 +124,8 @@ class UnpackMixin(AnalysisBase):
             noted = self.arg_values
         finally:
             self.arg_values = outer
-        return value, noted
+        splitting = _splitting(iterable, self.scope, bound)  # (what bind_split may split)
+        return value, {key: args for key, args in noted.items() if key in splitting}
 
     def bind_split(
         self,
@@ -94,8 +138,9 @@ class UnpackMixin(AnalysisBase):
     ) -> bool:
         """Bind ``target``'s positions to their own parts of ``whole`` (an element of
         ``iterable``); False (nothing bound) when the call's arguments were not noted.
-        ``elements``: the kinds an element of a value of these kinds has."""
-        parts = split_call(iterable, self.scope)
+        ``elements``: the kinds an element of a value of these kinds has. (The calls
+        ``noted`` holds are those that split where the iterable was evaluated.)"""
+        parts = split_call(iterable, self.scope, _nothing_rebound)
         args = noted.get(id(iterable))
         if parts is None or args is None or not isinstance(target, (ast.Tuple, ast.List)):
             return False
@@ -107,7 +152,7 @@ class UnpackMixin(AnalysisBase):
             own = args[iterable.args.index(part)]  # type: ignore[attr-defined]
             bindings.append((elt, part, _part(whole, own, elements(own.kinds))))
         for elt, part, value in bindings:
-            if part is not None and splits(elt, part, self.scope):
+            if part is not None and splits(elt, part, self.scope, _nothing_rebound):
                 if self.bind_split(elt, part, value, noted, elements, bind):
                     continue
             bind(elt, value)
