@@ -2,7 +2,8 @@
 checked again, in a process pool when several files have fixes (libcst's parse and transforms
 cost ~0.2 s a file: 87 files of the ray wheel took 19 s in one process).
 
-A worker writes the files it fixes (atomically); what it would print — the diff, the fixed
+A worker writes the files it fixes (shmlint/fixer/write.py: through symbolic links, atomically
+unless that would change the file's links or owner); what it would print — the diff, the fixed
 source of stdin, why a file was not fixed — comes back to the caller, printed in input order.
 """
 
@@ -31,7 +32,7 @@ class Fixed:
 def fix_one(item: Checked, diff: bool, unsafe: bool, config: Config) -> Fixed:
     """Fix one input (write it, unless ``diff`` or it came from stdin)."""
     from shmlint.fixer import apply_fixes, fixable_findings  # libcst only when fixing
-    from shmlint.fixer.write import write_atomically
+    from shmlint.fixer.write import write_fixed
 
     result = item.result
     to_fix = fixable_findings(result.findings, unsafe)
@@ -52,7 +53,7 @@ def fix_one(item: Checked, diff: bool, unsafe: bool, config: Config) -> Fixed:
                 if diff:
                     shown = unified_diff(result.path, data, new_data)
                 elif item.path is not None:
-                    write_atomically(Path(item.path), new_data)
+                    write_fixed(Path(item.path), new_data)
                 from shmlint.analysis.engine import check_bytes
 
                 remaining = list(check_bytes(new_data, result.path, config).findings)
