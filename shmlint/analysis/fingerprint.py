@@ -40,6 +40,8 @@ def fingerprints(findings: Iterable[Finding], lines: Sequence[str], path: str) -
         key = finding_key(finding, lines, path)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
-        digest = hashlib.sha256("\0".join((*key, str(occurrence))).encode("utf-8"))
+        digest = hashlib.sha256(
+            "\0".join((*key, str(occurrence))).encode("utf-8", "surrogateescape")
+        )
         result.append(digest.hexdigest()[:32])
     return result

@@ -311,7 +311,8 @@ def run_baseline(args: argparse.Namespace, out: TextIO) -> int:
         (f for c in collect(args, config) for f in c.result.findings), key=Finding.sort_key
     )
     kept, dropped, not_added = baseline.write(args.write, findings, add_new=args.add_new)
-    out.write(f"{args.write}: {_plural(kept)} recorded, {dropped} dropped (fixed or gone).\n")
+    written = report.shown(str(args.write))
+    out.write(f"{written}: {_plural(kept)} recorded, {dropped} dropped (fixed or gone).\n")
     if not_added:
         out.write(f"{_plural(not_added)} not in the baseline were not added (see --add-new).\n")
     return EXIT_CLEAN
@@ -379,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "clean":
             directory = args.cache_dir or default_directory(load_config(find_pyproject(Path.cwd())))
             removed = clean(directory)
-            out.write(f"{'removed' if removed else 'no cache at'} {directory}\n")
+            shown = report.shown(str(directory))
+            out.write(f"{'removed' if removed else 'no cache at'} {shown}\n")
             return EXIT_CLEAN
         return run_check(args, out)
     except (ConfigError, UsageError, baseline.BaselineError) as error:
@@ -387,6 +389,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:  # `shmlint ... | head`: the reader went away
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown quiet
+        return EXIT_ERROR
+    except Exception:  # a bug: the traceback for the report, and exit 2 (never 1: "findings")
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.write(
+            f"shmlint: error: internal error (shmlint {__version__}); please report the "
+            "traceback above\n"
+        )
         return EXIT_ERROR
 
 

@@ -91,12 +91,13 @@ def unified_diff(path: str, old: bytes, new: bytes) -> str:
     import difflib
 
     from shmlint.analysis.engine import decode_source
+    from shmlint.cli.report import shown
 
     return "".join(
         difflib.unified_diff(
             decode_source(old).splitlines(keepends=True),
             decode_source(new).splitlines(keepends=True),
-            fromfile=path,
-            tofile=path,
+            fromfile=shown(path),
+            tofile=shown(path),
         )
     )

@@ -10,12 +10,18 @@ from typing import TextIO
 from shmlint.basics.types import Finding
 
 
+def shown(path: str) -> str:
+    """``path`` as printed: a file name that is not UTF-8 (read by Python as surrogate
+    escapes) gets U+FFFD for each undecodable byte, as ruff prints it, so that it can be
+    written to any UTF-8 stream (a strict one raised ``UnicodeEncodeError``)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def text_line(finding: Finding) -> str:
     """``path:line:col: CODE message`` (1-based column), `` [*]`` when a fix exists."""
     suffix = " [*]" if finding.fixable and not finding.unsafe_fix else ""
-    return (
-        f"{finding.path}:{finding.line}:{finding.col + 1}: {finding.code} {finding.message}{suffix}"
-    )
+    where = f"{shown(finding.path)}:{finding.line}:{finding.col + 1}"
+    return f"{where}: {finding.code} {finding.message}{suffix}"
 
 
 def _rule_name(code: str) -> str:
@@ -28,7 +34,7 @@ def _rule_name(code: str) -> str:
 def finding_dict(finding: Finding) -> dict[str, object]:
     """The JSON form of a finding (the documented fields of ``--output-format json``)."""
     return {
-        "path": finding.path,
+        "path": shown(finding.path),
         "line": finding.line,
         "column": finding.col + 1,
         "end_line": finding.end_line,
@@ -74,7 +80,7 @@ def write_github(findings: Sequence[Finding], out: TextIO) -> None:
     for f in findings:
         properties = ",".join(
             (
-                f"file={_escape_property(f.path)}",
+                f"file={_escape_property(shown(f.path))}",
                 f"line={f.line}",
                 f"col={f.col + 1}",
                 f"endLine={f.end_line}",

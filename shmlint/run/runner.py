@@ -179,7 +179,7 @@ def gives(item: FirstPass | None, syntax: str = "") -> str:
     if item.summary is not None and not item.deferred:
         digest = hashlib.sha256(summary_digest(item.summary).encode())
         for question, _ in item.questions:
-            digest.update(b"\0" + question.encode())
+            digest.update(b"\0" + question.encode("utf-8", "surrogateescape"))
         return "a" + digest.hexdigest()
     if item.deferred:
         return f"d{item.deferred}" + (f"\0{syntax}" if syntax else "")
