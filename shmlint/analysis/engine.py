@@ -95,6 +95,22 @@ def decode_source(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def source_text(data: bytes) -> str:
+    r"""The text the analysis reads: :func:`decode_source`, line ends made ``\n``.
+
+    ``ast`` reads ``\r\n`` and a lone ``\r`` (old Mac files) as line ends, as Python does;
+    parts of the analysis that count lines in the text count ``\n`` only, so a file with
+    ``\r`` line ends got no findings past its first line. Nothing else changes: a ``\r``
+    inside a string literal reads as ``\n`` to Python too, and columns are unchanged.
+    """
+    return normal_newlines(decode_source(data))
+
+
+def normal_newlines(text: str) -> str:
+    r"""``text`` with ``\r\n`` and ``\r`` line ends spelled ``\n`` (as ``ast`` reads them)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def check_bytes(
     data: bytes,
     path: str,
@@ -106,7 +122,7 @@ def check_bytes(
     """Check one file's bytes (``path`` is only used for reporting and per-file ignores);
     ``facts``: the project's merged summaries (None: the file on its own)."""
     try:
-        text = decode_source(data)
+        text = source_text(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         return error_result(path, config, 1, 0, f"cannot decode the file: {error}")
     return check_text(text, path, config, prefilter=prefilter, facts=facts)
@@ -153,6 +169,7 @@ def check_text(
     facts: ProjectFacts | None = None,
 ) -> FileResult:
     """Check decoded source text."""
+    text = normal_newlines(text)
     if prefilter and not may_contain_source(text, config.options):
         if facts is None or not facts.may_matter(text):
             return FileResult(path, (), parsed=False, skipped=True)

@@ -85,6 +85,15 @@ def _parsed(source: bytes) -> ast.Module:
         return ast.parse(source)
 
 
+def _keep_final_line_ends(old: bytes, new: bytes) -> bytes:
+    r"""``new`` ending in the line ends ``old`` ends in. libcst drops a file's last line end
+    when it is a lone ``\r`` (``parse_module(b"x = 1\r").bytes == b"x = 1"``); no fix
+    touches the end of a file, so what followed its last code stays as it was."""
+    old_end = old[len(old.rstrip(b"\r\n")) :]
+    new_end = new[len(new.rstrip(b"\r\n")) :]
+    return new if old_end == new_end else new[: len(new) - len(new_end)] + old_end
+
+
 def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutcome:
     """Fix ``findings`` (already filtered to the ones to apply) in the file ``data``."""
     if not findings:
@@ -119,7 +128,7 @@ def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutc
         attempted = in_place.fixed
     if attempted and imports:
         new_tree = with_imports(new_tree, imports)
-    new_source = new_tree.bytes
+    new_source = _keep_final_line_ends(data, new_tree.bytes)
     try:
         _parsed(new_source)
     except SyntaxError as error:  # a bug in a transform: never write such a file

@@ -17,12 +17,12 @@ from typing import Any
 from shmlint.analysis.engine import (
     TOO_DEEP,
     analyze_with_view,
-    decode_source,
     error_result,
     may_contain_read,
     may_contain_source,
     own_view,
     parse_source,
+    source_text,
     split_lines,
 )
 from shmlint.basics.config import Config
@@ -81,7 +81,7 @@ class FirstPass:
 def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | None:
     """The syntactic summary of a deferred module (None: undecodable or unparseable)."""
     try:
-        text = decode_source(data)
+        text = source_text(data)
     except (UnicodeDecodeError, SyntaxError, LookupError):
         return None
     tree = parse_source(text, path)
@@ -98,7 +98,7 @@ def syntax_summary(data: bytes, path: str, config: Config) -> ModuleSummary | No
 def _decoded(data: bytes, path: str, config: Config) -> str | FirstPass:
     """The file's text, or the phase 1 of a file that cannot be decoded."""
     try:
-        return decode_source(data)
+        return source_text(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         return FirstPass(None, error_result(path, config, 1, 0, f"cannot decode the file: {error}"))
 
