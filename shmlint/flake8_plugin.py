@@ -5,7 +5,9 @@ It reuses flake8's own ``tree`` (no second parse) and reads ``[tool.shmlint]`` f
 reports. flake8 checks files independently, so the project-wide phase cannot run inside it;
 ``--shm-summary FILE`` (or ``shm-summary`` in flake8's config) reads the facts a
 ``shmlint check --write-summary FILE`` run wrote, and then the plugin reports what
-``shmlint check`` reports project-wide (docs/project-analysis.md).
+``shmlint check`` reports project-wide (docs/project-analysis.md). A bad ``[tool.shmlint]``
+is reported as one ``SHM001`` on the first line of each file it applies to (naming the file
+and the key), never raised: flake8's other checks still run.
 """
 
 from __future__ import annotations
@@ -19,16 +21,21 @@ from typing import Any
 
 from shmlint._version import __version__
 from shmlint.analysis.engine import analyze_tree, may_contain_source
-from shmlint.basics.config import Config, find_pyproject, load_config
+from shmlint.basics.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.evidence import TypeTables
 from shmlint.facts.model import ProjectFacts
 
 
 @functools.lru_cache(maxsize=256)
-def _config_for(directory: Path) -> Config:
-    # One lookup per directory: flake8 calls the plugin once per file.
-    return load_config(find_pyproject(directory))
+def _config_for(directory: Path) -> Config | ConfigError:
+    # One lookup per directory: flake8 calls the plugin once per file. A bad configuration
+    # is returned, not raised: raised, it ended every flake8 run (in each worker process
+    # with -j) in a traceback, other plugins' checks included.
+    try:
+        return load_config(find_pyproject(directory))
+    except ConfigError as error:
+        return error
 
 
 @functools.lru_cache(maxsize=4)
@@ -75,6 +82,10 @@ class Plugin:
         path = Path(self._filename)
         directory = path.parent if self._filename not in ("stdin", "-") else Path.cwd()
         config = _config_for(directory.resolve())
+        if isinstance(config, ConfigError):
+            # One SHM001 at the top of each file: flake8 exits 1, its other checks still run.
+            yield 1, 0, f"SHM001 {config} (shmlint did not check the file)", type(self)
+            return
         text = "\n".join(self._lines)
         facts = _load_summary(self.summary) if self.summary else None
         if facts is not None and config.options.external_types:

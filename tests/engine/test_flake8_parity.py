@@ -120,3 +120,32 @@ def test_a_bad_summary_file_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert proc.returncode != 0
     assert "summary.json" in proc.stderr and "cannot read the summary" in proc.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_bad_configuration_is_one_finding_per_file_not_a_traceback(
+    tmp_path: Path, jobs: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.shmlint]\nfoo = 1\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text("import ray\nx = ray.get(1)\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("x = 1  # " + "long " * 16 + "\n", encoding="utf-8")
+
+    def flake8(select: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "flake8", "-j", jobs, "--select", select, "a.py", "b.py"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+
+    other = flake8("E501")  # shmlint's codes not selected: the other checks run as usual
+    assert (other.returncode, other.stderr) == (1, "")
+    assert other.stdout.splitlines() == ["b.py:1:80: E501 line too long (88 > 79 characters)"]
+    both = flake8("E501,SHM")
+    assert (both.returncode, both.stderr) == (1, "")
+    message = "SHM001 {}: unknown key tool.shmlint.foo (shmlint did not check the file)"
+    assert both.stdout.splitlines() == [
+        f"a.py:1:1: {message.format(tmp_path / 'pyproject.toml')}",
+        f"b.py:1:1: {message.format(tmp_path / 'pyproject.toml')}",
+        "b.py:1:80: E501 line too long (88 > 79 characters)",
+    ]
