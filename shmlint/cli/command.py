@@ -28,7 +28,7 @@ from shmlint.basics.types import Confidence, Finding
 from shmlint.cli import baseline, report
 from shmlint.cli.inputs import Checked, UsageError, collect
 from shmlint.run import collector
-from shmlint.run.cache import clean, default_directory
+from shmlint.run.cache import NotACacheError, clean, default_directory
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _COMMANDS = ("check", "rules", "explain", "baseline", "clean", "server")
@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.write(f"{'removed' if removed else 'no cache at'} {shown}\n")
             return EXIT_CLEAN
         return run_check(args, out)
-    except (ConfigError, UsageError, baseline.BaselineError) as error:
+    except (ConfigError, UsageError, baseline.BaselineError, NotACacheError) as error:
         sys.stderr.write(f"shmlint: error: {error}\n")
         return EXIT_ERROR
     except BrokenPipeError:  # `shmlint ... | head`: the reader went away

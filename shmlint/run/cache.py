@@ -22,7 +22,7 @@ from shmlint.basics.types import FileResult
 from shmlint.run.encoding import Calls, decode_calls, decode_result, encode_result
 from shmlint.run.replan import Askers
 from shmlint.run.salts import FORMAT, config_digest
-from shmlint.run.store import EntryStore
+from shmlint.run.store import MARKERS, EntryStore
 
 if TYPE_CHECKING:
     from shmlint.facts.added import Growth
@@ -51,10 +51,30 @@ def default_directory(config: Config) -> Path:
     return (config.root or Path.cwd()) / DIRECTORY_NAME
 
 
+class NotACacheError(Exception):
+    """``shmlint clean`` was pointed at a directory that is not shmlint's cache."""
+
+
+def is_cache(directory: Path) -> bool:
+    """``directory`` holds the ``CACHEDIR.TAG`` shmlint writes into a cache it creates."""
+    try:
+        tag = (directory / "CACHEDIR.TAG").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return tag == MARKERS["CACHEDIR.TAG"]
+
+
 def clean(directory: Path) -> bool:
-    """Remove a cache directory; True when there was one."""
+    """Remove a cache directory; True when there was one. Raises :class:`NotACacheError`
+    for a directory (or a link to one) that is not shmlint's cache: ``--cache-dir`` may name
+    any directory, and a typo must not delete a tree."""
     if not directory.is_dir():
         return False
+    if directory.is_symlink() or not is_cache(directory):
+        raise NotACacheError(
+            f"{directory}: not removed: it does not look like shmlint's cache (no CACHEDIR.TAG "
+            "written by shmlint in it)"
+        )
     shutil.rmtree(directory)
     return True
 

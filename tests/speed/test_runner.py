@@ -101,6 +101,23 @@ def test_clean_removes_the_cache(tree: Path, capsys: pytest.CaptureFixture[str])
     assert main(["clean"]) == 0
 
 
+def test_clean_refuses_a_directory_that_is_not_a_cache(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _json(["src", "--cache-dir", "elsewhere"], capsys)
+    assert (tree / "elsewhere" / "CACHEDIR.TAG").is_file()
+    (tree / "elsewhere.txt").symlink_to("elsewhere")  # (a link to a cache is not one)
+    for directory in ("src", "elsewhere.txt"):
+        assert main(["clean", "--cache-dir", directory]) == 2
+        err = capsys.readouterr().err
+        assert f"shmlint: error: {directory}: not removed: it does not look like shmlint's" in err
+    (tree / "src" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    assert main(["clean", "--cache-dir", "src"]) == 2  # (another tool's cache: not ours)
+    assert (tree / "src").is_dir() and (tree / "elsewhere").is_dir()
+    assert main(["clean", "--cache-dir", "elsewhere"]) == 0
+    assert not (tree / "elsewhere").exists()
+
+
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
 def test_prefilter_loses_nothing_on_fixtures(path: Path) -> None:
     on = check_path(path, str(path), MEDIUM, prefilter=True).findings
