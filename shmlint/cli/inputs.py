@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +43,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
     prefilter = not args.no_prefilter
     checked: list[Checked | None] = []
     files: list[tuple[str, str]] = []  # strings: a warm run builds no Path per file
+    seen: set[tuple[int, int]] = set()  # the files found so far, by device and inode
     for given in args.paths:
         if given == "-":
             from shmlint.analysis.engine import check_bytes
@@ -52,7 +55,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
             )
             continue
         try:
-            found = list(iter_file_names([given], config))
+            found = _unseen(iter_file_names([given], config), seen)
         except FileNotFoundError:
             raise UsageError(f"{given}: no such file or directory") from None
         files.extend(found)
@@ -78,6 +81,25 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
         item if item is not None else Checked(next(paths)[0], None, next(results))
         for item in checked
     ]
+
+
+def _unseen(found: Iterable[tuple[str, str]], seen: set[tuple[int, int]]) -> list[tuple[str, str]]:
+    """The files of ``found`` not seen before, as ruff: a file named twice, by any spelling
+    (``a.py ./a.py /abs/a.py``, a symbolic or hard link, a directory and a file in it), is
+    checked once, under the first name it was found by. Checked twice, it was reported twice,
+    and ``--fix`` fixed it twice: the second fix met the first's text ("no read found")."""
+    unseen = []
+    for path, display in found:
+        try:
+            info = os.stat(path)
+        except OSError:  # (reported when it is read)
+            unseen.append((path, display))
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key not in seen:
+            seen.add(key)
+            unseen.append((path, display))
+    return unseen
 
 
 def _mode(args: argparse.Namespace) -> str:

@@ -1,0 +1,49 @@
+"""What ``shmlint check`` checks of the paths it is given: each file once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from shmlint.cli import main
+
+SOURCE = "import numpy as np\nimport ray\n\n\ndef f(ref) -> np.ndarray:\n    return ray.get(ref)\n"
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "n.py").write_text(SOURCE)
+    return tmp_path
+
+
+def test_a_file_named_twice_is_checked_once(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "src").mkdir()
+    (workdir / "src" / "m.py").write_text(SOURCE)
+    (workdir / "link.py").symlink_to("n.py")
+    os.link(workdir / "n.py", workdir / "hard.py")
+    names = ["n.py", "n.py", "./n.py", str(workdir / "n.py"), "link.py", "hard.py"]
+    code, out, _ = run(["check", "--no-cache", *names, "src/m.py", "src"], capsys)
+    assert code == 1
+    assert [line.split(":")[0] for line in out.splitlines()[:-1]] == ["n.py", "src/m.py"]
+    assert out.splitlines()[-1] == "Found 2 findings."
+
+
+def test_a_file_named_twice_is_fixed_once(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["check", "--no-cache", "--fix", "-j", "1", "n.py", "./n.py", str(workdir / "n.py")]
+    code, out, err = run(args, capsys)
+    assert (code, err) == (0, "")
+    assert out == "Found 1 finding (1 fixed, 0 remaining).\n"
+    assert (workdir / "n.py").read_text().count("detach_zero_copy(ray.get(ref))") == 1
