@@ -1,14 +1,18 @@
 """SARIF 2.1.0 output, for GitHub code scanning and other SARIF consumers.
 
-Locations are relative to the repository root (``%SRCROOT%``); ``partialFingerprints`` use
-the line-free fingerprints of :mod:`shmlint.analysis.fingerprint`; a fixable finding carries
-its ``fixes`` (the replacements ``--fix`` would make for it alone).
+Locations are relative to the repository root (``%SRCROOT%``; a file outside it gets an
+absolute ``file:`` URI and no base), percent-encoded; columns count code points (the run's
+``columnKind``); ``partialFingerprints`` use the line-free fingerprints of
+:mod:`shmlint.analysis.fingerprint`; a fixable finding carries its ``fixes`` (the
+replacements ``--fix`` would make for it alone).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
+import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -19,6 +23,7 @@ from shmlint.basics.types import Finding
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "shmlint/v1"
+BASE = "%SRCROOT%"  # the repository root, which relative artifact URIs are resolved against
 
 # (old source, new source) for one finding fixed on its own, or None when it has no fix.
 FixFor = Callable[[Finding], tuple[bytes, bytes] | None]
@@ -33,12 +38,18 @@ def repository_root(start: Path) -> Path:
     return start
 
 
-def _relative_uri(path: str, root: Path) -> str:
+def artifact_location(path: str, root: Path) -> dict[str, str]:
+    """The SARIF ``artifactLocation`` of a file: a URI reference relative to ``%SRCROOT%``
+    for a file below the repository root, else an absolute ``file:`` URI, which takes no
+    base. Either is percent-encoded (RFC 3986: a ``#``, ``%``, space or non-ASCII character
+    of a name is escaped, its UTF-8 bytes; a name that is not UTF-8, its own bytes), as
+    ``Path.as_uri`` encodes an absolute one."""
     resolved = Path(path).resolve()
     try:
-        return resolved.relative_to(root).as_posix()
+        relative = resolved.relative_to(root).as_posix()
     except ValueError:
-        return resolved.as_uri()
+        return {"uri": resolved.as_uri()}
+    return {"uri": urllib.parse.quote_from_bytes(os.fsencode(relative)), "uriBaseId": BASE}
 
 
 def _rule(code: str) -> dict[str, Any]:
@@ -89,10 +100,10 @@ def _replacements(old: bytes, new: bytes) -> list[dict[str, Any]]:
 def _result(
     finding: Finding, rule_index: int, root: Path, fix_for: FixFor | None
 ) -> dict[str, Any]:
-    uri = _relative_uri(finding.path, root)
+    artifact = artifact_location(finding.path, root)
     location = {
         "physicalLocation": {
-            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": artifact,
             "region": _region(finding.line, finding.col, finding.end_line, finding.end_col),
         }
     }
@@ -116,7 +127,7 @@ def _result(
                 "id": 1,
                 "message": {"text": f"read from the {finding.source_kind.value}"},
                 "physicalLocation": {
-                    "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": artifact,
                     "region": _region(
                         finding.source_line,
                         finding.source_col,
@@ -133,7 +144,7 @@ def _result(
                 "description": {"text": "Detach the value at the read"},
                 "artifactChanges": [
                     {
-                        "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": artifact,
                         "replacements": _replacements(*change),
                     }
                 ],
@@ -159,7 +170,10 @@ def sarif_log(
                         "rules": [_rule(code) for code in codes],
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
+                "originalUriBaseIds": {BASE: {"uri": root.as_uri() + "/"}},
+                # Our columns count characters (code points), not SARIF's default UTF-16
+                # units: a reader told so places a finding after an astral character right.
+                "columnKind": "unicodeCodePoints",
                 "results": [_result(f, codes.index(f.code), root, fix_for) for f in findings],
             }
         ],

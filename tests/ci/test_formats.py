@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import urllib.parse
 from pathlib import Path
 
 import jsonschema
@@ -129,3 +132,46 @@ def test_output_file(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == ""
     assert (repo / "report.txt").read_text().startswith("one.py:6:5: SHM101")
     assert main(["check", "--output-file", "missing/dir/report.txt", "one.py"]) == 2
+
+
+# An RFC 3986 URI reference: unreserved and reserved characters, and %XX escapes only.
+URI_REFERENCE = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-F]{2})*")
+
+
+def test_sarif_uris_are_escaped_and_only_relative_ones_have_a_base(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = ["h#1/x%41.py", "with space.py", "héllo.py", os.fsdecode(b"\xff.py")]
+    for name in names:
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text(RETAINING)
+    outside = repo.parent / f"{repo.name}-outside #1"
+    outside.mkdir()
+    (outside / "a.py").write_text(RETAINING)
+    log = _sarif([*names, str(outside / "a.py")], capsys)
+    jsonschema.validate(log, SCHEMA)
+    run = log["runs"][0]
+    assert run["columnKind"] == "unicodeCodePoints"
+    base = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+    seen = {}
+    for result in run["results"]:
+        places = [result["locations"][0], *result.get("relatedLocations", [])]
+        places += result["fixes"][0]["artifactChanges"]
+        for place in places:
+            artifact = place.get("physicalLocation", place)["artifactLocation"]
+            uri = artifact["uri"]
+            assert URI_REFERENCE.fullmatch(uri), uri
+            absolute = uri.startswith("file:")
+            assert ("uriBaseId" in artifact) == (not absolute)
+            whole = urllib.parse.urljoin(base, uri)
+            seen[os.fsdecode(urllib.parse.unquote_to_bytes(urllib.parse.urlparse(whole).path))] = 1
+    assert sorted(seen) == sorted([str(repo / n) for n in names] + [str(outside / "a.py")])
+
+
+def test_sarif_columns_count_code_points(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = RETAINING.replace("return ray.get(ref)", "x = '\U0001f600'; return ray.get(ref)")
+    (repo / "emoji.py").write_text(source)
+    (result,) = _sarif(["emoji.py"], capsys)["runs"][0]["results"]
+    line = source.splitlines()[5]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert region["startColumn"] == line.index("return") + 1  # code points, 1-based
