@@ -7,6 +7,7 @@ Exit codes: 0 no findings (after filters), 1 findings, 2 usage / configuration /
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import dataclasses
 import os
@@ -189,12 +190,13 @@ def _plural(count: int) -> str:
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
     """``shmlint check``: lint (and fix), report, and return the exit code."""
     config = _load(args)
+    known = baseline.load(args.baseline) if args.baseline is not None else None
     checked = collect(args, config)
+    if known is not None:
+        checked = _not_in_baseline(checked, known)
     if args.fix or args.diff:
-        return run_fix(args, config, checked, out)
+        return run_fix(args, config, checked, out, known)
     findings = sorted((f for c in checked for f in c.result.findings), key=Finding.sort_key)
-    if args.baseline is not None:
-        findings = baseline.new_findings(findings, baseline.load(args.baseline))
     with _destination(args, out) as sink:
         _report(args, findings, sink, _fix_for(checked, config, args))
         if args.output_format == "text":
@@ -206,16 +208,35 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
+def _not_in_baseline(checked: list[Checked], known: collections.Counter[str]) -> list[Checked]:
+    """``checked`` with only the findings the baseline does not account for: those are the
+    ones reported, fixed by ``--fix`` and shown by ``--diff`` (a baselined finding is left
+    as it is, as ruff leaves a ``# noqa``-ed one)."""
+    every = sorted((f for c in checked for f in c.result.findings), key=Finding.sort_key)
+    fresh = {id(f) for f in baseline.new_findings(every, known)}
+    return [
+        dataclasses.replace(
+            c,
+            result=dataclasses.replace(
+                c.result, findings=tuple(f for f in c.result.findings if id(f) in fresh)
+            ),
+        )
+        for c in checked
+    ]
+
+
 @contextlib.contextmanager
 def _destination(args: argparse.Namespace, out: TextIO) -> Iterator[TextIO]:
+    """Where the report goes: ``--output-file``, else ``out``."""
     if args.output_file is None:
         yield out
         return
     try:
-        with open(args.output_file, "w", encoding="utf-8") as handle:
-            yield handle
+        handle = open(args.output_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as error:
         raise UsageError(f"{args.output_file}: cannot write: {error.strerror}") from None
+    with handle:
+        yield handle
 
 
 def _fix_for(
@@ -265,14 +286,35 @@ def _report(
             report.write_statistics(findings, out)
 
 
-def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], out: TextIO) -> int:
-    """``--fix`` / ``--diff``: apply fixes per file, then report what remains."""
+def run_fix(
+    args: argparse.Namespace,
+    config: Config,
+    checked: list[Checked],
+    out: TextIO,
+    known: collections.Counter[str] | None = None,
+) -> int:
+    """``--fix`` / ``--diff``: apply fixes per file, then report what remains (``known``: the
+    baseline; ``checked`` holds only the findings it does not account for)."""
+    with _destination(args, out) as sink:
+        return _run_fix(args, config, checked, sink, known)
+
+
+def _run_fix(
+    args: argparse.Namespace,
+    config: Config,
+    checked: list[Checked],
+    out: TextIO,
+    known: collections.Counter[str] | None,
+) -> int:
     from shmlint.cli.fixes import fix_all
     from shmlint.run.pool import default_jobs
 
     from_stdin = any(c.path is None for c in checked)
     # The diff (or the fixed stdin source) owns stdout; findings and the summary go to stderr.
-    log = sys.stderr if (args.diff or from_stdin) else out
+    # --output-file takes the place of stdout for the report: the diff, or the findings left
+    # and the summary (the fixed stdin source still goes to stdout, a diff's summary to stderr).
+    to_file = args.output_file is not None
+    log = sys.stderr if args.diff or (from_stdin and not to_file) else out
     before = sum(len(c.result.findings) for c in checked)
     remaining: list[Finding] = []
     jobs = args.jobs or default_jobs()
@@ -291,8 +333,11 @@ def run_fix(args: argparse.Namespace, config: Config, checked: list[Checked], ou
         fresh = collect(args, config)
         remaining = [f for c in fresh if c.path is not None for f in c.result.findings]
         remaining += [f for c in checked if c.path is None for f in c.result.findings]
+    remaining.sort(key=Finding.sort_key)
+    if known is not None:  # (a fixed file is checked again: its baselined findings are back)
+        remaining = baseline.new_findings(remaining, known)
     if not args.diff:
-        _report(args, sorted(remaining, key=Finding.sort_key), log)
+        _report(args, remaining, log)
     fixed = max(before - len(remaining), 0)
     if args.output_format == "text" or args.diff or from_stdin:
         verb = "would be fixed" if args.diff else "fixed"

@@ -93,3 +93,31 @@ def test_bad_baseline_file_is_exit_2(project: Path, capsys: pytest.CaptureFixtur
     assert main(["check", "--baseline", "base.json", "."]) == 2
     assert "base.json" in capsys.readouterr().err
     assert main(["check", "--baseline", "missing.json", "."]) == 2
+
+
+THIRD = """
+
+def third(ref) -> np.ndarray:
+    return ray.get(ref)
+"""
+
+
+@pytest.mark.parametrize("per_file", [[], ["--per-file"]])
+def test_fix_and_diff_leave_baselined_findings_alone(
+    project: Path, capsys: pytest.CaptureFixture[str], per_file: list[str]
+) -> None:
+    assert run(["baseline", "a.py", "--write", "base.json"], capsys)[0] == 0
+    (project / "a.py").write_text(TWO + THIRD)
+    check = ["check", "--no-cache", "--baseline", "base.json", *per_file]
+    code, out = run([*check, "--diff", "a.py"], capsys)
+    assert code == 1
+    assert out.count("\n+    ") == 1 and "+    return detach_zero_copy(ray.get(ref))" in out
+    code, out = run([*check, "--fix", "a.py"], capsys)
+    assert (code, out) == (0, "Found 1 finding (1 fixed, 0 remaining).\n")
+    text = (project / "a.py").read_text()
+    assert text.count("detach_zero_copy(") == 1 and "    value = ray.get(ref)\n" in text
+    assert run([*check, "a.py"], capsys) == (0, "All checks passed!\n")
+    assert run([*check, "--fix", "a.py"], capsys) == (
+        0,
+        "Found 0 findings (0 fixed, 0 remaining).\n",
+    )

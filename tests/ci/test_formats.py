@@ -134,6 +134,26 @@ def test_output_file(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--output-file", "missing/dir/report.txt", "one.py"]) == 2
 
 
+def test_output_file_with_fix_and_diff(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "one.py").write_text(RETAINING)
+    assert main(["check", "--no-cache", "--diff", "--output-file", "diff.txt", "one.py"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "(1 would be fixed, 0 remaining)" in captured.err
+    assert (repo / "diff.txt").read_text().startswith("--- one.py\n+++ one.py\n")
+    (repo / "two.py").write_text(RETAINING.replace("np.ndarray", "list[np.ndarray]"))
+    args = ["check", "--no-cache", "--fix", "--unsafe-fixes", "--output-file", "fix.txt"]
+    assert main([*args, "--select", "SHM1", "--ignore", "SHM101", "one.py"]) == 0
+    assert capsys.readouterr().out == ""
+    assert (repo / "fix.txt").read_text() == "Found 0 findings (0 fixed, 0 remaining).\n"
+    (repo / "three.py").write_text("import ray\nimport numpy as np\n\ndef f(:\n")
+    assert main([*args, "one.py", "three.py"]) == 1
+    assert capsys.readouterr().out == ""
+    report = (repo / "fix.txt").read_text()
+    assert report.startswith("three.py:4:7: SHM001 ")
+    assert report.endswith("Found 2 findings (1 fixed, 1 remaining).\n")
+    assert main([*args, "--output-file", "missing/dir/fix.txt", "one.py"]) == 2
+
+
 # An RFC 3986 URI reference: unreserved and reserved characters, and %XX escapes only.
 URI_REFERENCE = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-F]{2})*")
 
