@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"shmlint {__version__}")
     commands = parser.add_subparsers(dest="command")
     check = commands.add_parser("check", help="lint files (the default command)")
-    check.add_argument("paths", nargs="*", default=["."], help="files or directories; - for stdin")
+    check.add_argument(
+        "paths", nargs="*", default=[], help="files or directories (default: .); - for stdin"
+    )
     check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
     check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
     check.add_argument(
@@ -97,7 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--jobs", "-j", type=_positive, default=None, help="worker processes (default: CPUs)"
     )
-    check.add_argument("--stdin-filename", help="the name to report for source read from stdin")
+    check.add_argument(
+        "--stdin-filename",
+        help="read the source from stdin (as -), reporting it under this name",
+    )
     check.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
     check.add_argument(
         "--unsafe-fixes",
@@ -165,7 +170,11 @@ def _load(args: argparse.Namespace) -> Config:
     else:
         real = [p for p in args.paths if p != "-"]
         start = Path(args.stdin_filename or (real[0] if real else "."))
-        config = load_config(find_pyproject(start if start.exists() else Path.cwd()))
+        # The name given to stdin need not exist yet (a new file in an editor): its directory
+        # is where the configuration is looked for, as ruff does, not the current one.
+        if not (start.exists() or args.stdin_filename):
+            start = Path.cwd()
+        config = load_config(find_pyproject(start))
     changes: dict[str, Any] = {}
     if args.select is not None:
         changes["select"] = _known_codes("--select", args.select)
@@ -187,8 +196,22 @@ def _plural(count: int) -> str:
     return f"{count} finding{'s' if count != 1 else ''}"
 
 
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """What ``check`` reads: the paths given (``.`` when none is), or stdin whenever
+    ``--stdin-filename`` is given (as ruff: other paths are then ignored, with a warning)."""
+    if args.stdin_filename is None or "-" in args.paths:
+        return list(args.paths) or ["."]
+    if args.paths:
+        ignored = " ".join(report.shown(p) for p in args.paths)
+        sys.stderr.write(
+            f"shmlint: warning: ignoring {ignored}: --stdin-filename reads standard input\n"
+        )
+    return ["-"]
+
+
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
     """``shmlint check``: lint (and fix), report, and return the exit code."""
+    args.paths = _inputs(args)
     config = _load(args)
     known = baseline.load(args.baseline) if args.baseline is not None else None
     checked = collect(args, config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -47,3 +48,31 @@ def test_a_file_named_twice_is_fixed_once(
     assert (code, err) == (0, "")
     assert out == "Found 1 finding (1 fixed, 0 remaining).\n"
     assert (workdir / "n.py").read_text().count("detach_zero_copy(ray.get(ref))") == 1
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+
+
+def test_stdin_filename_reads_stdin_without_a_dash(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "n.py").write_text("x = 1\n")  # (not what is checked)
+    _stdin(monkeypatch, SOURCE)
+    code, out, err = run(["check", "--no-cache", "--stdin-filename", "s.py"], capsys)
+    assert (code, err) == (1, "")
+    assert out.startswith("s.py:6:5: SHM101 ") and out.endswith("Found 1 finding.\n")
+    _stdin(monkeypatch, SOURCE)
+    code, out, err = run(["check", "--no-cache", "--stdin-filename", "s.py", "n.py"], capsys)
+    assert code == 1 and out.startswith("s.py:6:5: SHM101 ")
+    assert err == "shmlint: warning: ignoring n.py: --stdin-filename reads standard input\n"
+
+
+def test_stdin_filename_of_a_new_file_takes_its_directory_s_configuration(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "proj" / "pkg").mkdir(parents=True)
+    (workdir / "proj" / "pyproject.toml").write_text('[tool.shmlint]\nignore = ["SHM101"]\n')
+    for name, code in (("proj/pkg/new.py", 0), ("elsewhere/new.py", 1), ("proj/new.py", 0)):
+        _stdin(monkeypatch, SOURCE)
+        assert run(["check", "--no-cache", "-", "--stdin-filename", name], capsys)[0] == code
