@@ -60,6 +60,8 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
             raise UsageError(f"{given}: no such file or directory") from None
         files.extend(found)
         checked.extend([None] * len(found))
+    if not files and len(checked) == 0:
+        sys.stderr.write("shmlint: warning: No Python files found under the given path(s)\n")
     cache = None
     if not args.no_cache:
         cache = Cache(args.cache_dir or default_directory(config), config)

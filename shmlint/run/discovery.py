@@ -14,35 +14,37 @@ from shmlint.basics.config import Config
 
 class _Excluder:
     """``exclude`` / ``extend-exclude`` globs, matched against a path relative to the project
-    root, its name, or any of its parent directories (as ``path_matches``), computed without
-    touching the filesystem per file."""
+    root or its name, computed without touching the filesystem per file."""
 
     def __init__(self, config: Config) -> None:
         self.root = (config.root or Path.cwd()).resolve()
         patterns = [p.rstrip("/") for p in (*config.exclude, *config.extend_exclude)]
-        # One regex for every glob (matched against the name and the relative path), and
-        # the patterns as literal directory prefixes: one match per file, not one per pattern.
+        # One regex for every glob (matched against the name and the relative path): one
+        # match per file, not one per pattern.
         globs = "|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)
         self._glob = re.compile(globs) if patterns else None
-        self._prefixes = tuple(p + "/" for p in patterns)
 
     def relative(self, absolute: str) -> str:
         relative = os.path.relpath(absolute, self.root)
         return absolute if relative.startswith("..") else relative.replace(os.sep, "/")
 
     def excluded(self, relative: str, name: str) -> bool:
+        """An entry met walking a directory: its name or its path matches a pattern. (Its
+        parent directories are not looked at: a directory found excluded is not entered,
+        and one named on the command line is walked, as ruff, whatever it lies in.)"""
         if self._glob is None:
             return False
         match = self._glob.match
-        return bool(match(name) or match(relative)) or relative.startswith(self._prefixes)
+        return bool(match(name) or match(relative))
 
 
 def iter_python_files(paths: list[str], config: Config) -> Iterator[tuple[Path, str]]:
     """Yield ``(path, display)`` for every file to check, in a stable order.
 
-    A file named explicitly is always checked (as ruff and flake8 do); directories are walked,
-    skipping excluded names (VCS dirs, virtualenvs, caches, build output, ``exclude`` /
-    ``extend-exclude``). ``display`` keeps the spelling the user gave.
+    A file or directory named explicitly is checked (as ruff and flake8 do: excluded names
+    apply below a named directory, not to it); directories are walked, skipping excluded
+    names (VCS dirs, virtualenvs, caches, build output, ``exclude`` / ``extend-exclude``).
+    ``display`` keeps the spelling the user gave.
     Raises ``FileNotFoundError`` naming a path that does not exist.
     """
     for path, display in iter_file_names(paths, config):

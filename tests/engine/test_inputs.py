@@ -76,3 +76,41 @@ def test_stdin_filename_of_a_new_file_takes_its_directory_s_configuration(
     for name, code in (("proj/pkg/new.py", 0), ("elsewhere/new.py", 1), ("proj/new.py", 0)):
         _stdin(monkeypatch, SOURCE)
         assert run(["check", "--no-cache", "-", "--stdin-filename", name], capsys)[0] == code
+
+
+@pytest.fixture
+def excluded(workdir: Path) -> Path:
+    """A project excluding ``vendored/``, with a file there, in ``build`` (excluded by default)
+    and in ``src``."""
+    (workdir / "pyproject.toml").write_text('[tool.shmlint]\nextend-exclude = ["vendored/"]\n')
+    (workdir / "n.py").unlink()
+    for directory in ("vendored/deep", "build", "src"):
+        (workdir / directory).mkdir(parents=True)
+        (workdir / directory / "a.py").write_text(SOURCE)
+    return workdir
+
+
+def _reported(out: str) -> list[str]:
+    return [line.split(":")[0] for line in out.splitlines() if ": SHM" in line]
+
+
+def test_a_named_excluded_directory_is_walked(
+    excluded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["check", "--no-cache", "build", "vendored"], capsys)
+    assert (code, err) == (1, "")
+    assert _reported(out) == ["build/a.py", "vendored/deep/a.py"]
+    (excluded / "build" / ".venv").mkdir()  # (the default excludes apply below it)
+    (excluded / "build" / ".venv" / "b.py").write_text(SOURCE)
+    assert _reported(run(["check", "--no-cache", "build", "vendored/deep"], capsys)[1]) == [
+        "build/a.py",
+        "vendored/deep/a.py",
+    ]
+    assert _reported(run(["check", "--no-cache", "."], capsys)[1]) == ["src/a.py"]
+
+
+def test_no_python_files_is_a_warning(excluded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (excluded / "empty").mkdir()
+    code, out, err = run(["check", "--no-cache", "empty"], capsys)
+    assert (code, out) == (0, "All checks passed!\n")
+    assert err == "shmlint: warning: No Python files found under the given path(s)\n"
