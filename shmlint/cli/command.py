@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the project-wide facts as JSON (for flake8's --shm-summary)",
     )
+    check.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude / extend-exclude to paths named on the command line too "
+        "(for pre-commit, which names every file)",
+    )
     check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
     base = commands.add_parser("baseline", help="record today's findings to ignore them later")
     base.add_argument("paths", nargs="*", default=["."], help="files or directories")
@@ -142,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-dir",
         "--jobs",
         "--per-file",
+        "--force-exclude",
     ):
         for action in check._actions:
             if name in action.option_strings:

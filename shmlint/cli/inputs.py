@@ -55,7 +55,8 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
             )
             continue
         try:
-            found = _unseen(iter_file_names([given], config), seen)
+            named = iter_file_names([given], config, force_exclude=args.force_exclude)
+            found = _unseen(named, seen)
         except FileNotFoundError:
             raise UsageError(f"{given}: no such file or directory") from None
         files.extend(found)

@@ -14,7 +14,8 @@ from shmlint.basics.config import Config
 
 class _Excluder:
     """``exclude`` / ``extend-exclude`` globs, matched against a path relative to the project
-    root or its name, computed without touching the filesystem per file."""
+    root or its name (with ``--force-exclude``, also its parent directories' paths and names),
+    computed without touching the filesystem per file."""
 
     def __init__(self, config: Config) -> None:
         self.root = (config.root or Path.cwd()).resolve()
@@ -37,26 +38,47 @@ class _Excluder:
         match = self._glob.match
         return bool(match(name) or match(relative))
 
+    def excluded_path(self, relative: str) -> bool:
+        """A path named on the command line, with ``--force-exclude``: it, or a directory it
+        lies in, is excluded."""
+        if self._glob is None or relative.startswith(("../", "/")) or relative in (".", ".."):
+            return False
+        match = self._glob.match
+        parts = relative.split("/")
+        for end in range(1, len(parts) + 1):
+            if match(parts[end - 1]) or match("/".join(parts[:end])):
+                return True
+        return False
 
-def iter_python_files(paths: list[str], config: Config) -> Iterator[tuple[Path, str]]:
+
+def iter_python_files(
+    paths: list[str], config: Config, *, force_exclude: bool = False
+) -> Iterator[tuple[Path, str]]:
     """Yield ``(path, display)`` for every file to check, in a stable order.
 
     A file or directory named explicitly is checked (as ruff and flake8 do: excluded names
-    apply below a named directory, not to it); directories are walked, skipping excluded
-    names (VCS dirs, virtualenvs, caches, build output, ``exclude`` / ``extend-exclude``).
-    ``display`` keeps the spelling the user gave.
+    apply below a named directory, not to it) unless ``force_exclude`` (ruff's
+    ``--force-exclude``: for pre-commit, which names every file); directories are walked,
+    skipping excluded names (VCS dirs, virtualenvs, caches, build output, ``exclude`` /
+    ``extend-exclude``). ``display`` keeps the spelling the user gave.
     Raises ``FileNotFoundError`` naming a path that does not exist.
     """
-    for path, display in iter_file_names(paths, config):
+    for path, display in iter_file_names(paths, config, force_exclude=force_exclude):
         yield Path(path), display
 
 
-def iter_file_names(paths: list[str], config: Config) -> Iterator[tuple[str, str]]:
+def iter_file_names(
+    paths: list[str], config: Config, *, force_exclude: bool = False
+) -> Iterator[tuple[str, str]]:
     """:func:`iter_python_files` with each path as the string ``str(path)`` would give: a warm
     run needs no more (building a ``Path`` per file was most of its walk)."""
     excluder = _Excluder(config)
     for given in paths:
         root = Path(given)
+        if force_exclude and excluder.excluded_path(excluder.relative(os.path.abspath(given))):
+            if not (root.is_file() or root.is_dir()):
+                raise FileNotFoundError(given)
+            continue
         if root.is_file():
             yield str(root), given
             continue

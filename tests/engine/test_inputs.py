@@ -114,3 +114,36 @@ def test_no_python_files_is_a_warning(excluded: Path, capsys: pytest.CaptureFixt
     code, out, err = run(["check", "--no-cache", "empty"], capsys)
     assert (code, out) == (0, "All checks passed!\n")
     assert err == "shmlint: warning: No Python files found under the given path(s)\n"
+
+
+def test_force_exclude_applies_exclusions_to_named_paths(
+    excluded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    named = ["vendored/deep/a.py", "src/a.py", "build/a.py", "./vendored/deep/a.py"]
+    assert _reported(run(["check", "--no-cache", *named], capsys)[1]) == [
+        "build/a.py",
+        "src/a.py",
+        "vendored/deep/a.py",
+    ]
+    code, out, _ = run(["check", "--no-cache", "--force-exclude", *named], capsys)
+    assert code == 1 and _reported(out) == ["src/a.py"]
+    absolute = [str(excluded / "vendored" / "deep"), str(excluded / "build" / "a.py")]
+    code, out, err = run(["check", "--no-cache", "--force-exclude", *absolute], capsys)
+    assert (code, out) == (0, "All checks passed!\n") and "No Python files found" in err
+    assert _reported(run(["check", "--no-cache", "--force-exclude", "."], capsys)[1]) == [
+        "src/a.py"
+    ]
+    fixed = run(["check", "--no-cache", "--fix", "--force-exclude", *named], capsys)[1]
+    assert fixed == "Found 1 finding (1 fixed, 0 remaining).\n"
+    assert (excluded / "vendored" / "deep" / "a.py").read_text() == SOURCE
+
+
+def test_the_pre_commit_hooks_force_exclusions() -> None:
+    yaml = pytest.importorskip("yaml")
+
+    root = Path(__file__).resolve().parents[2]
+    hooks = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
+    assert {hook["id"]: hook["entry"] for hook in hooks} == {
+        "shmlint": "shmlint check --force-exclude",
+        "shmlint-fix": "shmlint check --fix --force-exclude",
+    }
