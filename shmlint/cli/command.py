@@ -432,6 +432,14 @@ def run_server() -> int:
     return serve()
 
 
+def _command_parser(parser: argparse.ArgumentParser, command: str | None) -> Any:
+    """The parser of ``command`` (``parser`` itself when there is none)."""
+    for action in parser._actions:  # (argparse has no public way to the subparsers)
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 clean, 1 findings, 2 error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -439,7 +447,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv.insert(0, "check")  # `shmlint PATHS` means `shmlint check PATHS`
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:
+            # Reported by the command's own parser: with its usage (`shmlint check [-h] ...`),
+            # not the top level's (which argparse gives arguments no subparser took).
+            _command_parser(parser, args.command).error(
+                f"unrecognized arguments: {' '.join(unknown)}"
+            )
     except SystemExit as exit_:
         return EXIT_CLEAN if exit_.code in (0, None) else EXIT_ERROR
     out = sys.stdout

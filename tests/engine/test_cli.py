@@ -227,3 +227,20 @@ def test_exclude_patterns_relative_to_the_project_root(
     code, out, _ = run(["."], capsys)
     assert code == 0, out
     assert run(["--isolated", "."], capsys)[0] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [
+        (["check", "--bogus", "a.py"], "usage: shmlint check [-h]"),
+        (["--bogus", "a.py"], "usage: shmlint check [-h]"),  # (`check` is the default)
+        (["clean", "--bogus"], "usage: shmlint clean [-h]"),
+        (["baseline", "--write", "b.json", "--bogus"], "usage: shmlint baseline [-h]"),
+    ],
+)
+def test_a_bad_option_shows_its_command_s_usage(
+    args: list[str], usage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage) and "unrecognized arguments: --bogus" in err
