@@ -28,15 +28,11 @@ from shmlint.basics.config import (
 from shmlint.basics.types import Confidence, Finding
 from shmlint.cli import baseline, report
 from shmlint.cli.inputs import Checked, UsageError, collect
+from shmlint.cli.parser import COMMANDS, build_parser, command_parser
 from shmlint.run import collector
 from shmlint.run.cache import NotACacheError, clean, default_directory
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_COMMANDS = ("check", "rules", "explain", "baseline", "clean", "server")
-
-
-def _codes(text: str) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
 
 
 def _known_codes(option: str, codes: tuple[str, ...]) -> tuple[str, ...]:
@@ -46,125 +42,6 @@ def _known_codes(option: str, codes: tuple[str, ...]) -> tuple[str, ...]:
         if not is_rule_selector(code):
             raise UsageError(f"{option}: {unknown_code_message(code)}")
     return codes
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (kept separate so docs and tests can inspect it)."""
-    parser = argparse.ArgumentParser(
-        prog="shmlint",
-        description="Find and fix code that keeps Ray zero-copy shared-memory values alive.",
-    )
-    parser.add_argument("--version", action="version", version=f"shmlint {__version__}")
-    commands = parser.add_subparsers(dest="command")
-    check = commands.add_parser("check", help="lint files (the default command)")
-    check.add_argument(
-        "paths", nargs="*", default=[], help="files or directories (default: .); - for stdin"
-    )
-    check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
-    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
-    check.add_argument(
-        "--min-confidence",
-        choices=[c.value for c in Confidence],
-        help="lowest confidence to report (default: high)",
-    )
-    check.add_argument(
-        "--zero-copy-torch",
-        action="store_true",
-        default=None,
-        help="torch tensors come back zero-copy (RAY_ENABLE_ZERO_COPY_TORCH_TENSORS is set)",
-    )
-    check.add_argument(
-        "--no-external-types",
-        action="store_true",
-        help="do not read payload classes of installed packages (rate them unknown)",
-    )
-    check.add_argument(
-        "--output-format", choices=["text", "json", "sarif", "github"], default="text"
-    )
-    check.add_argument("--output-file", type=Path, help="write the report to this file")
-    check.add_argument("--baseline", type=Path, help="report only findings not in this baseline")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    check.add_argument("--statistics", action="store_true", help="print counts per code")
-    check.add_argument("--config", type=Path, help="the pyproject.toml to read settings from")
-    check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
-    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    check.add_argument("--cache-dir", type=Path, help="where the cache lives (.shmlint_cache)")
-    check.add_argument(
-        "--jobs", "-j", type=_positive, default=None, help="worker processes (default: CPUs)"
-    )
-    check.add_argument(
-        "--stdin-filename",
-        help="read the source from stdin (as -), reporting it under this name",
-    )
-    check.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
-    check.add_argument(
-        "--unsafe-fixes",
-        action="store_true",
-        help="also apply fixes that may change behaviour (with --fix / --diff)",
-    )
-    check.add_argument(
-        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
-    )
-    check.add_argument(
-        "--per-file",
-        action="store_true",
-        help="check each file on its own (no project-wide phase, as the flake8 plugin does)",
-    )
-    check.add_argument(
-        "--write-summary",
-        type=Path,
-        metavar="FILE",
-        help="write the project-wide facts as JSON (for flake8's --shm-summary)",
-    )
-    check.add_argument(
-        "--force-exclude",
-        action="store_true",
-        help="apply exclude / extend-exclude to paths named on the command line too "
-        "(for pre-commit, which names every file)",
-    )
-    check.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
-    base = commands.add_parser("baseline", help="record today's findings to ignore them later")
-    base.add_argument("paths", nargs="*", default=["."], help="files or directories")
-    base.add_argument("--write", type=Path, required=True, help="the baseline file")
-    base.add_argument(
-        "--add-new", action="store_true", help="also record findings not in the existing file"
-    )
-    for name in (
-        "--config",
-        "--select",
-        "--ignore",
-        "--min-confidence",
-        "--zero-copy-torch",
-        "--no-external-types",
-        "--isolated",
-        "--no-cache",
-        "--cache-dir",
-        "--jobs",
-        "--per-file",
-        "--force-exclude",
-    ):
-        for action in check._actions:
-            if name in action.option_strings:
-                base._add_action(action)
-    base.set_defaults(stdin_filename=None, no_prefilter=False, baseline=None, write_summary=None)
-    clean_cmd = commands.add_parser("clean", help="remove the result cache")
-    clean_cmd.add_argument("--cache-dir", type=Path, help="the cache to remove")
-    commands.add_parser("rules", help="list the rules")
-    explain = commands.add_parser("explain", help="print a rule's documentation")
-    explain.add_argument("code")
-    commands.add_parser(
-        "server",
-        help="run the language server (LSP over stdio; needs the server extra)",
-        description="Findings, quick fixes and rule docs in the editor: docs/editors.md.",
-    )
-    return parser
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -432,18 +309,10 @@ def run_server() -> int:
     return serve()
 
 
-def _command_parser(parser: argparse.ArgumentParser, command: str | None) -> Any:
-    """The parser of ``command`` (``parser`` itself when there is none)."""
-    for action in parser._actions:  # (argparse has no public way to the subparsers)
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            return action.choices[command]
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 clean, 1 findings, 2 error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "check")  # `shmlint PATHS` means `shmlint check PATHS`
     parser = build_parser()
     try:
@@ -451,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if unknown:
             # Reported by the command's own parser: with its usage (`shmlint check [-h] ...`),
             # not the top level's (which argparse gives arguments no subparser took).
-            _command_parser(parser, args.command).error(
+            command_parser(parser, args.command).error(
                 f"unrecognized arguments: {' '.join(unknown)}"
             )
     except SystemExit as exit_:
