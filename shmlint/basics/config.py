@@ -174,7 +174,9 @@ def _codes(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] | 
 _KEYS = frozenset(
     {
         "select",
+        "extend-select",
         "ignore",
+        "extend-ignore",
         "per-file-ignores",
         "exclude",
         "extend-exclude",
@@ -203,6 +205,11 @@ def config_from_table(table: Mapping[str, Any], where: str, root: Path | None) -
         codes = _codes(table, key, where)
         if codes is not None:
             changes[field] = codes
+        # `extend-select` / `extend-ignore` add to the list (as ruff's): to `select` when
+        # given, else to the default; a `--select` on the command line replaces both.
+        more = _codes(table, f"extend-{key}", where)
+        if more:
+            changes[field] = (*changes.get(field, getattr(config, field)), *more)
     for key, field in (("exclude", "exclude"), ("extend-exclude", "extend_exclude")):
         patterns = _strings(table, key, where)
         if patterns is not None:

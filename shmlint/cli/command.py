@@ -64,6 +64,11 @@ def _load(args: argparse.Namespace) -> Config:
         changes["select"] = _known_codes("--select", args.select)
     if args.ignore is not None:
         changes["ignore"] = _known_codes("--ignore", args.ignore)
+    for name in ("select", "ignore"):  # after --select / --ignore, as ruff's
+        more = getattr(args, f"extend_{name}")
+        if more:
+            known = _known_codes(f"--extend-{name}", more)
+            changes[name] = (*changes.get(name, getattr(config, name)), *known)
     options = config.options
     if args.min_confidence is not None:
         options = dataclasses.replace(options, min_confidence=Confidence(args.min_confidence))

@@ -38,7 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="*", default=[], help="files or directories (default: .); - for stdin"
     )
     check.add_argument("--select", type=codes, help="comma-separated codes or prefixes to enable")
+    check.add_argument(
+        "--extend-select", type=codes, help="codes or prefixes to enable on top of the selection"
+    )
     check.add_argument("--ignore", type=codes, help="comma-separated codes or prefixes to skip")
+    check.add_argument(
+        "--extend-ignore", type=codes, help="codes or prefixes to skip, on top of the ignored"
+    )
     check.add_argument(
         "--min-confidence",
         choices=[c.value for c in Confidence],
@@ -109,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in (
         "--config",
         "--select",
+        "--extend-select",
         "--ignore",
+        "--extend-ignore",
         "--min-confidence",
         "--zero-copy-torch",
         "--no-external-types",

@@ -81,6 +81,25 @@ def test_select_ignore_and_min_confidence(
     assert "medium.py:3:5: SHM101" in run(["--min-confidence", "medium", "pkg"], capsys)[1]
 
 
+def test_extend_select_and_extend_ignore(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["--select", "SHM102", "--extend-select", "SHM101", "pkg"], capsys)[0] == 1
+    assert run(["--extend-ignore", "SHM1", "pkg"], capsys)[0] == 0
+    assert run(["--ignore", "SHM102", "--extend-ignore", "SHM101", "pkg"], capsys)[0] == 0
+    code, _, err = run(["--extend-select", "SHM109", "pkg"], capsys)
+    assert code == 2 and "--extend-select: unknown rule code 'SHM109'" in err
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text('[tool.shmlint]\nselect = ["SHM102"]\nextend-select = ["SHM101"]\n')
+    assert run(["pkg"], capsys)[0] == 1
+    assert run(["--select", "SHM102", "pkg"], capsys)[0] == 0  # (replaces both)
+    assert run(["--extend-ignore", "SHM101", "pkg"], capsys)[0] == 0
+    pyproject.write_text('[tool.shmlint]\nextend-ignore = ["SHM101"]\n')
+    assert run(["pkg"], capsys)[0] == 0
+    assert run(["--extend-select", "SHM101", "pkg"], capsys)[0] == 0  # (still ignored)
+    pyproject.write_text('[tool.shmlint]\nextend-ignore = ["SHM9"]\n')
+    code, _, err = run(["pkg"], capsys)
+    assert code == 2 and "tool.shmlint.extend-ignore: unknown rule code 'SHM9'" in err
+
+
 def test_noqa(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = project / "pkg" / "bad.py"
     path.write_text(RETAINING.replace("ray.get(ref)\n", "ray.get(ref)  # noqa: SHM101\n"))
