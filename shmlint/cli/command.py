@@ -60,6 +60,10 @@ def _load(args: argparse.Namespace) -> Config:
             start = Path.cwd()
         config = load_config(find_pyproject(start))
     changes: dict[str, Any] = {}
+    if args.exclude is not None:
+        changes["exclude"] = args.exclude
+    if args.extend_exclude:
+        changes["extend_exclude"] = (*config.extend_exclude, *args.extend_exclude)
     if args.select is not None:
         changes["select"] = _known_codes("--select", args.select)
     if args.ignore is not None:
@@ -90,7 +94,7 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     ``--stdin-filename`` is given (as ruff: other paths are then ignored, with a warning)."""
     if args.stdin_filename is None or "-" in args.paths:
         return list(args.paths) or ["."]
-    if args.paths:
+    if args.paths and not args.quiet:
         ignored = " ".join(report.shown(p) for p in args.paths)
         sys.stderr.write(
             f"shmlint: warning: ignoring {ignored}: --stdin-filename reads standard input\n"
@@ -111,7 +115,7 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     findings = sorted((f for c in checked for f in c.result.findings), key=Finding.sort_key)
     with _destination(args, out) as sink:
         _report(args, findings, sink, _fix_for(checked, config, args))
-        if args.output_format == "text":
+        if args.output_format == "text" and not args.quiet:
             count = len(findings)
             sink.write(f"Found {_plural(count)}.\n" if count else "All checks passed!\n")
             hidden = sum(f.fixable and f.unsafe_fix for f in findings)
@@ -251,7 +255,7 @@ def _run_fix(
     if not args.diff:
         _report(args, remaining, log)
     fixed = max(before - len(remaining), 0)
-    if args.output_format == "text" or args.diff or from_stdin:
+    if (args.output_format == "text" or args.diff or from_stdin) and not args.quiet:
         verb = "would be fixed" if args.diff else "fixed"
         log.write(f"Found {_plural(before)} ({fixed} {verb}, {len(remaining)} remaining).\n")
     if args.exit_zero:

@@ -61,7 +61,7 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
             raise UsageError(f"{given}: no such file or directory") from None
         files.extend(found)
         checked.extend([None] * len(found))
-    if not files and len(checked) == 0:
+    if not files and len(checked) == 0 and not args.quiet:
         sys.stderr.write("shmlint: warning: No Python files found under the given path(s)\n")
     cache = None
     if not args.no_cache:

@@ -18,6 +18,11 @@ def codes(text: str) -> tuple[str, ...]:
     return tuple(code.strip().upper() for code in text.split(",") if code.strip())
 
 
+def _patterns(text: str) -> tuple[str, ...]:
+    """A comma-separated list of globs (as ruff's ``--exclude``)."""
+    return tuple(pattern.strip() for pattern in text.split(",") if pattern.strip())
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -100,6 +105,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the project-wide facts as JSON (for flake8's --shm-summary)",
     )
     check.add_argument(
+        "--exclude",
+        type=_patterns,
+        metavar="PATTERNS",
+        help="comma-separated globs to skip, replacing the exclude list",
+    )
+    check.add_argument(
+        "--extend-exclude",
+        type=_patterns,
+        metavar="PATTERNS",
+        help="comma-separated globs to skip, on top of the exclude list",
+    )
+    check.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print the findings (or the diff) only: no summary line, no warning",
+    )
+    check.add_argument(
         "--force-exclude",
         action="store_true",
         help="apply exclude / extend-exclude to paths named on the command line too "
@@ -127,11 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         "--per-file",
         "--force-exclude",
+        "--exclude",
+        "--extend-exclude",
     ):
         for action in check._actions:
             if name in action.option_strings:
                 base._add_action(action)
-    base.set_defaults(stdin_filename=None, no_prefilter=False, baseline=None, write_summary=None)
+    base.set_defaults(
+        stdin_filename=None, no_prefilter=False, baseline=None, write_summary=None, quiet=False
+    )
     clean_cmd = commands.add_parser("clean", help="remove the result cache")
     clean_cmd.add_argument("--cache-dir", type=Path, help="the cache to remove")
     commands.add_parser("rules", help="list the rules")

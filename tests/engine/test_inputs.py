@@ -147,3 +147,25 @@ def test_the_pre_commit_hooks_force_exclusions() -> None:
         "shmlint": "shmlint check --force-exclude",
         "shmlint-fix": "shmlint check --fix --force-exclude",
     }
+
+
+def test_exclude_and_extend_exclude_on_the_command_line(
+    excluded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    check = ["check", "--no-cache"]
+    # --exclude replaces the list (build is no longer skipped), keeping extend-exclude.
+    assert _reported(run([*check, "--exclude", "src", "."], capsys)[1]) == ["build/a.py"]
+    out = run([*check, "--extend-exclude", "other, src", "."], capsys)[1]
+    assert out == "All checks passed!\n"
+    assert (
+        _reported(run([*check, "--force-exclude", "--extend-exclude", "src", "src"], capsys)[1])
+        == []
+    )
+
+
+def test_quiet_prints_the_findings_only(excluded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["check", "--no-cache", "-q", "src"], capsys)
+    assert (code, err) == (1, "") and _reported(out) == ["src/a.py"] and len(out.splitlines()) == 1
+    (excluded / "empty").mkdir()
+    assert run(["check", "--no-cache", "--quiet", "empty"], capsys) == (0, "", "")
+    assert run(["check", "--no-cache", "-q", "--fix", "src"], capsys) == (0, "", "")
