@@ -76,10 +76,13 @@ class Config:
     cache_max_size: int = DEFAULT_CACHE_MAX_SIZE  # megabytes; no result depends on it
 
     def is_enabled(self, code: str, path: str | None = None) -> bool:
-        """True when ``code`` is selected, not ignored, and not ignored for ``path``."""
-        if not any(code.startswith(prefix) for prefix in self.select):
+        """True when ``code`` is selected, not ignored, and not ignored for ``path``. Between
+        ``select`` and ``ignore`` the more specific prefix wins, ``ignore`` on a tie (as ruff
+        and flake8 decide: ``select = ["SHM101"]`` with ``ignore = ["SHM1"]`` keeps SHM101)."""
+        selected = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        if selected < 0:
             return False
-        if any(code.startswith(prefix) for prefix in self.ignore):
+        if any(code.startswith(p) and len(p) >= selected for p in self.ignore):
             return False
         if path is not None and self.per_file_ignores:
             for pattern, codes in self.per_file_ignores:

@@ -66,6 +66,9 @@ def _load(args: argparse.Namespace) -> Config:
         changes["extend_exclude"] = (*config.extend_exclude, *args.extend_exclude)
     if args.select is not None:
         changes["select"] = _known_codes("--select", args.select)
+        # As ruff's: a `--select` starts the rule set anew; the configuration's `ignore`
+        # no longer applies (`--ignore` / `--extend-ignore` given with it do).
+        changes["ignore"] = ()
     if args.ignore is not None:
         changes["ignore"] = _known_codes("--ignore", args.ignore)
     for name in ("select", "ignore"):  # after --select / --ignore, as ruff's
