@@ -302,7 +302,11 @@ def _finding(raw: RawFinding, lines: list[str], path: str, config: Config) -> Fi
     unsafe = helper_style == "in-place" and placement == "conditional"
     helper = _helper_for(raw, config) if fixable else ""
     rule = RULES[raw.code]
-    message = raw.message or rule.message(raw.label.kind, source.line, raw.label.via, raw.why)
+    # The helper the fix calls: the one picked by payload, else the configured one.
+    named = (_helper_for(raw, config) or config.helper).rpartition(":")[2]
+    message = raw.message or rule.message(
+        raw.label.kind, source.line, raw.label.via, raw.why, named
+    )
     return Finding(
         path=path,
         line=site.line,

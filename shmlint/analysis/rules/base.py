@@ -6,7 +6,9 @@ from typing import ClassVar
 
 from shmlint.basics.types import SourceKind
 
-HELPER_HINT = "detach it at the read (copy, or detach_zero_copy_from_model_runner_output)"
+# The helper a message names when none is given (vLLM's, which the default fix calls for a
+# channel read of unknown payload).
+HELPER_NAME = "detach_zero_copy_from_model_runner_output"
 
 
 class Rule:
@@ -19,10 +21,18 @@ class Rule:
     fix_safety: ClassVar[str] = "safe"  # "safe", "unsafe" or "none"
 
     @classmethod
-    def message(cls, kind: SourceKind, source_line: int, via: str = "", why: str = "") -> str:
+    def message(
+        cls,
+        kind: SourceKind,
+        source_line: int,
+        via: str = "",
+        why: str = "",
+        helper: str = HELPER_NAME,
+    ) -> str:
         """The finding's message: names the read's line, its kind, and why it escapes;
         ``via``: the value comes from a call of a project function returning a read; ``why``:
-        the payload evidence that set the confidence."""
+        the payload evidence that set the confidence; ``helper``: the function the fix would
+        call (the message names it)."""
         because = f" ({why})" if why else ""
         if via:
             return (
@@ -31,5 +41,5 @@ class Rule:
             )
         return (
             f"value read from the {kind.value} at line {source_line}{because} {cls.escape}; "
-            f"{HELPER_HINT}"
+            f"detach it at the read (copy, or {helper})"
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shmlint.analysis.rules.base import Rule
+from shmlint.analysis.rules.base import HELPER_NAME, Rule
 from shmlint.basics.types import SourceKind
 
 
@@ -42,6 +42,13 @@ class ParseError(Rule):
     fix_safety = "none"
 
     @classmethod
-    def message(cls, kind: SourceKind, source_line: int, via: str = "", why: str = "") -> str:
+    def message(
+        cls,
+        kind: SourceKind,
+        source_line: int,
+        via: str = "",
+        why: str = "",
+        helper: str = HELPER_NAME,
+    ) -> str:
         """Not used: parse errors carry the parser's own message."""
         return "could not parse the file"
