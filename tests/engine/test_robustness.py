@@ -66,6 +66,18 @@ def test_deep_nesting_is_a_finding_not_a_crash() -> None:
     assert [f.code for f in result.findings] in ([], ["SHM001"])
 
 
+def test_a_long_chain_of_terms_is_analysed() -> None:
+    """Generated code concatenates hundreds of strings: CPython parses 600 terms, so the file's
+    findings are reported (its analysis once recursed a level per term: SHM001)."""
+    source = (
+        "import numpy as np\nimport ray\n\nMSG = "
+        + " + ".join(['"s"'] * 600)
+        + "\n\n\ndef f(ref) -> np.ndarray:\n    return ray.get(ref)\n"
+    )
+    result = check_text(source, "long.py", MEDIUM)
+    assert [(f.code, f.line) for f in result.findings] == [("SHM101", 8)]
+
+
 @pytest.mark.slow
 def test_ray_wheel_corpus_has_no_crash() -> None:
     """Every .py file of the ray 2.60 wheel (downloaded once into .corpus/)."""

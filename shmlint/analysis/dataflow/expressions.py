@@ -216,15 +216,23 @@ class ExpressionMixin(AnalysisBase):
         return inner.derived()
 
     def binop_value(self, node: ast.BinOp, state: State) -> Value:
-        """Arithmetic copies; ``+`` / ``*`` on list or tuple displays keep the elements."""
-        left = self.value(node.left, state)
-        right = self.value(node.right, state)
+        """Arithmetic copies; ``+`` / ``*`` on list or tuple displays keep the elements. A
+        chain (``"a" + "b" + ...``, nested to the left) is evaluated in a loop, not by
+        recursion: generated code has chains of hundreds of terms."""
+        chain = [node]
+        while isinstance(chain[-1].left, ast.BinOp):
+            chain.append(chain[-1].left)
+        left = self.value(chain[-1].left, state)
         displays = (ast.List, ast.Tuple, ast.ListComp)
-        if isinstance(node.op, (ast.Add, ast.Mult)) and (
-            isinstance(node.left, displays) or isinstance(node.right, displays)
-        ):
-            return union([left, right])
-        return EMPTY
+        for link in reversed(chain):
+            right = self.value(link.right, state)
+            if isinstance(link.op, (ast.Add, ast.Mult)) and (
+                isinstance(link.left, displays) or isinstance(link.right, displays)
+            ):
+                left = union([left, right])
+            else:
+                left = EMPTY
+        return left
 
     def annotation_payload(self, annotation: ast.expr | None, what: str) -> Payload:
         """What an annotation says, with the reason a message can show (``what`` names the
