@@ -12,6 +12,12 @@ class ParseError(Rule):
     Reports a file shmlint could not read, decode or parse. The file is skipped: it is not
     analysed, and `--fix` never rewrites it.
 
+    Only files shmlint has to parse are parsed: a file whose text names no read, no Ray and
+    no detach helper (nor, in a project run, a function of the project that returns a read)
+    cannot hold a finding and is skipped unparsed, so a syntax error there is not reported
+    (the example below is reported in a file that mentions `ray`). Use your linter's own
+    syntax check (flake8's E999, ruff's syntax errors) for every file.
+
     ## Why is this bad?
     A file shmlint cannot parse is a file it cannot check: retention bugs in it go unseen.
     Decoding follows PEP 263 (an encoding cookie, else UTF-8).
