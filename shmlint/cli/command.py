@@ -52,12 +52,10 @@ def _load(args: argparse.Namespace) -> Config:
             raise ConfigError(f"{args.config}: no such configuration file")
         config = load_config(args.config)
     else:
-        real = [p for p in args.paths if p != "-"]
-        start = Path(args.stdin_filename or (real[0] if real else "."))
+        real = [Path(p) for p in args.paths if p != "-"]
         # The name given to stdin need not exist yet (a new file in an editor): its directory
         # is where the configuration is looked for, as ruff does, not the current one.
-        if not (start.exists() or args.stdin_filename):
-            start = Path.cwd()
+        start = Path(args.stdin_filename) if args.stdin_filename else _common_start(real)
         config = load_config(find_pyproject(start))
     changes: dict[str, Any] = {}
     if args.exclude is not None:
@@ -86,6 +84,16 @@ def _load(args: argparse.Namespace) -> Config:
     if options is not config.options:
         changes["options"] = options
     return dataclasses.replace(config, **changes) if changes else config
+
+
+def _common_start(paths: list[Path]) -> Path:
+    """Where a run's configuration is looked for: the deepest directory holding every path
+    given (so the order they are given in does not matter), the path itself when it is one,
+    the current directory when none exists."""
+    found = [path.resolve() for path in paths if path.exists()]
+    if not found:
+        return Path.cwd()
+    return Path(os.path.commonpath(found)) if len(found) > 1 else found[0]
 
 
 def _plural(count: int) -> str:
