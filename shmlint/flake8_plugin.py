@@ -13,6 +13,7 @@ and the key), never raised: flake8's other checks still run.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import json
 from collections.abc import Iterator, Sequence
@@ -21,6 +22,7 @@ from typing import Any
 
 from shmlint._version import __version__
 from shmlint.analysis.engine import analyze_tree, may_contain_source
+from shmlint.analysis.rules import RULES
 from shmlint.basics.config import Config, ConfigError, find_pyproject, load_config
 from shmlint.facts.classes import ExternalClasses
 from shmlint.facts.evidence import TypeTables
@@ -48,12 +50,33 @@ def _load_summary(path: str) -> ProjectFacts:
         raise SystemExit(message) from None
 
 
+def _ignored_by(options: Any) -> tuple[str, ...]:
+    """The rule codes flake8's selection ignores (its own decision engine, asked per code);
+    none when it cannot be asked (another flake8, options without its fields)."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        engine = DecisionEngine(options)
+        return tuple(code for code in RULES if engine.decision_for(code) is Decision.Ignored)
+    except Exception:  # noqa: BLE001 - flake8's internals: without them, as before
+        return ()
+
+
+@functools.lru_cache(maxsize=256)
+def _with_ignored(config: Config, ignored: tuple[str, ...]) -> Config:
+    # (A whole code in `ignore` is at least as specific as any `select` prefix: ignored.)
+    return dataclasses.replace(config, ignore=(*config.ignore, *ignored))
+
+
 class Plugin:
     """flake8 plugin reporting shmlint's ``SHM`` codes."""
 
     name = "shmlint"
     version = __version__
     summary: str | None = None  # --shm-summary
+    # The codes flake8's own selection ignores (--select, --ignore, --extend-*): the analysis
+    # is told, so that a read whose first sink flake8 drops is reported at its next one.
+    flake8_ignored: tuple[str, ...] = ()
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
@@ -67,8 +90,9 @@ class Plugin:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        """flake8 hook: remember the summary file."""
+        """flake8 hook: remember the summary file, and which codes flake8 ignores."""
         cls.summary = getattr(options, "shm_summary", None)
+        cls.flake8_ignored = _ignored_by(options)
 
     def __init__(self, tree: ast.AST, filename: str = "stdin", lines: Sequence[str] = ()) -> None:
         self._tree = tree
@@ -86,6 +110,8 @@ class Plugin:
             # One SHM001 at the top of each file: flake8 exits 1, its other checks still run.
             yield 1, 0, f"SHM001 {config} (shmlint did not check the file)", type(self)
             return
+        if self.flake8_ignored:
+            config = _with_ignored(config, self.flake8_ignored)
         text = "\n".join(self._lines)
         facts = _load_summary(self.summary) if self.summary else None
         if facts is not None and config.options.external_types:

@@ -149,3 +149,29 @@ def test_a_bad_configuration_is_one_finding_per_file_not_a_traceback(
         f"b.py:1:1: {message.format(tmp_path / 'pyproject.toml')}",
         "b.py:1:80: E501 line too long (88 > 79 characters)",
     ]
+
+
+KEPT_THEN_RETURNED = """import numpy as np
+import ray
+
+HISTORY: list = []
+
+
+def f(ref) -> np.ndarray:
+    x: np.ndarray = ray.get(ref)
+    HISTORY.append(x)
+    return x
+"""
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [("--ignore", "SHM103"), ("--extend-ignore", "SHM103"), ("-j", "2", "--ignore", "SHM103")],
+)
+def test_a_sink_flake8_ignores_hides_no_other(tmp_path: Path, selection: tuple[str, ...]) -> None:
+    """flake8's own selection reaches the analysis, as shmlint's does (a read is reported at
+    the first sink kept: tests/engine/test_suppressed_sinks.py)."""
+    path = tmp_path / "m.py"
+    path.write_text(KEPT_THEN_RETURNED, encoding="utf-8")
+    assert {(r[1], r[3]) for r in _flake8([path], tmp_path)} == {(9, "SHM103")}
+    assert {(r[1], r[3]) for r in _flake8([path], tmp_path, *selection)} == {(10, "SHM101")}
