@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from shmlint.cli import main
+from tests.cli_run import run
 
 RETAINING = """import numpy as np
 import ray
@@ -25,12 +26,6 @@ CLEAN = """import ray
 def fetch(ref) -> int:
     return ray.get(ref)
 """
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

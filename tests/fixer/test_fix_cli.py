@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from shmlint.basics.config import Config
-from shmlint.cli import main
 from shmlint.cli.fixes import Fixed
 from shmlint.cli.inputs import Checked
+from tests.cli_run import run
 
 # A model-runner output (a class with a `logprobs` field): the fix keeps vLLM's helper for it.
 RETAINING = (
@@ -22,12 +22,6 @@ RETAINING = (
 )
 WRAPPED = "detach_zero_copy_from_model_runner_output(ray.get(ref))"
 IMPORT = "from shmlint.runtime import detach_zero_copy_from_model_runner_output"
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

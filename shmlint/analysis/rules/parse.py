@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from shmlint.analysis.rules.base import HELPER_NAME, Rule
-from shmlint.basics.types import SourceKind
+from shmlint.analysis.rules.base import Rule
 
 
 class ParseError(Rule):
@@ -46,15 +45,3 @@ class ParseError(Rule):
     summary = "The file could not be read, decoded or parsed; it was skipped"
     escape = ""
     fix_safety = "none"
-
-    @classmethod
-    def message(
-        cls,
-        kind: SourceKind,
-        source_line: int,
-        via: str = "",
-        why: str = "",
-        helper: str = HELPER_NAME,
-    ) -> str:
-        """Not used: parse errors carry the parser's own message."""
-        return "could not parse the file"
