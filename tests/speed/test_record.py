@@ -68,12 +68,14 @@ def test_nothing_changed_is_answered_from_the_record_alone(
     with monkeypatch.context() as patched:
         _refuse(patched, entries=True)
         assert _check(tree, tmp_path / "cache", capsys, *mode) == cold
-    # The refusal is real: a touched file is not served from the record.
+    # The refusal is real: a touched file is not served from the record (main() reports the
+    # refusal as an internal error: its traceback, and exit 2).
     os.utime(tree / "trainer.py")
     with monkeypatch.context() as patched:
         _refuse(patched, entries=True)
-        with pytest.raises(AssertionError, match="a warm run read the entry"):
-            _check(tree, tmp_path / "cache", capsys, *mode)
+        command = ["check", "--output-format", "json", "-j", "1", "--cache-dir"]
+        assert main([*command, str(tmp_path / "cache"), *mode, str(tree)]) == 2
+        assert "AssertionError: a warm run read the entry" in capsys.readouterr().err
 
 
 def test_a_touched_file_is_answered_by_content_without_parsing(
