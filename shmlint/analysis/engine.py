@@ -300,10 +300,11 @@ def _finding(raw: RawFinding, lines: list[str], path: str, config: Config) -> Fi
     fixable = raw.label.kind is not SourceKind.NONE and not raw.label.via
     fixable = fixable and (helper_style == "wrap" or placement != "none")
     unsafe = helper_style == "in-place" and placement == "conditional"
-    helper = _helper_for(raw, config) if fixable else ""
+    picked = _helper_for(raw, config)
+    helper = picked if fixable else ""
     rule = RULES[raw.code]
-    # The helper the fix calls: the one picked by payload, else the configured one.
-    named = (_helper_for(raw, config) or config.helper).rpartition(":")[2]
+    # The message names the helper the fix calls: picked by payload, else the configured one.
+    named = (picked or config.helper).rpartition(":")[2]
     message = raw.message or rule.message(
         raw.label.kind, source.line, raw.label.via, raw.why, named
     )
