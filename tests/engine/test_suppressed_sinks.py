@@ -70,3 +70,25 @@ def test_per_file_ignores(module: Path, capsys: pytest.CaptureFixture[str]) -> N
         '[tool.shmlint]\nper-file-ignores = { "m.py" = ["SHM103"] }\n', encoding="utf-8"
     )
     assert _codes([], capsys) == ["SHM101@10"]
+
+
+STORED_THEN_RETURNED = """import numpy as np
+import ray
+
+
+class Worker:
+    def step(self, ref) -> np.ndarray:
+        out = ray.get(ref)
+        self.last = out
+        return out
+"""
+
+
+def test_a_sink_below_the_threshold_hides_no_other(
+    module: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The store is medium (the read's payload is unknown), the return high (its declared
+    type): the default threshold drops the first, so the second is reported."""
+    module.write_text(STORED_THEN_RETURNED, encoding="utf-8")
+    assert _codes([], capsys) == ["SHM101@9"]
+    assert _codes(["--min-confidence", "medium"], capsys) == ["SHM102@8"]

@@ -249,9 +249,10 @@ class ModuleContext:
 
         Each label is reported at the first sink it reaches on a path that is not suppressed
         (``dropped``: the code deselected for the file, or a ``# noqa`` for it on the sink's
-        line): a suppressed sink hides no other. Where it entered a local container that now
-        escapes, it is reported at that entry (SHM103); a closure that escapes is SHM107
-        whatever the sink.
+        line; or the finding's confidence there is below the threshold, as the sink's declared
+        type may raise it at a later one): a suppressed sink hides no other. Where it entered
+        a local container that now escapes, it is reported at that entry (SHM103); a closure
+        that escapes is SHM107 whatever the sink.
         """
         for label in sorted(value.labels, key=lambda lab: (lab.site.line, lab.site.col)):
             if label in state.reported:
@@ -272,9 +273,15 @@ class ModuleContext:
                 final_code = "SHM107"
             if self.dropped is not None and self.dropped(final_code, final_site.line):
                 continue
-            state.reported.add(label)
             payload = rate(label, value, sink)
             confidence = confidence_for(label.kind, payload.evidence)
+            if (
+                self.dropped is not None
+                and confidence is not None
+                and confidence.rank < self.options.min_confidence.rank
+            ):
+                continue  # (below the threshold: a later sink's own evidence may reach it)
+            state.reported.add(label)
             if confidence is None:
                 continue
             key = (final_code, final_site, label.key)
