@@ -95,9 +95,18 @@ def _keep_final_line_ends(old: bytes, new: bytes) -> bytes:
 
 
 def apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutcome:
-    """Fix ``findings`` (already filtered to the ones to apply) in the file ``data``."""
+    """Fix ``findings`` (already filtered to the ones to apply) in the file ``data``; a file
+    libcst cannot handle is left as it is, with the reason (never a crash of the run)."""
     if not findings:
         return FixOutcome(data, False, 0)
+    try:
+        return _apply_fixes(data, findings, config)
+    except RecursionError:  # libcst recurses per level: `"s" + "s" + ...` of 400 terms
+        return FixOutcome(data, False, 0, "the file is too deeply nested for libcst")
+
+
+def _apply_fixes(data: bytes, findings: list[Finding], config: Config) -> FixOutcome:
+    """:func:`apply_fixes` of a non-empty list."""
     try:
         module = cst.parse_module(data)
     except (cst.ParserSyntaxError, UnicodeDecodeError, SyntaxError) as error:
