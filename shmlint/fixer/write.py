@@ -19,9 +19,10 @@ def write_fixed(path: Path, data: bytes) -> None:
     """Write ``data`` to the file ``path`` names.
 
     The target of a symbolic link is written, never the link. A file this user cannot write
-    raises :class:`PermissionError` and is left alone. A file with several hard links, or one
-    whose owner or group a new file could not be given, is rewritten in place (the same
-    inode: not atomic); any other file atomically (:func:`write_atomically`).
+    raises :class:`PermissionError` and is left alone. A file with several hard links, one
+    whose owner or group a new file could not be given, or one no new file can replace (its
+    directory not writable, a bind mount), is rewritten in place (the same inode: not
+    atomic); any other file atomically (:func:`write_atomically`).
     """
     target = Path(os.path.realpath(path))
     info = target.stat()
@@ -30,7 +31,11 @@ def write_fixed(path: Path, data: bytes) -> None:
     if info.st_nlink > 1:  # a rename would split the links: the others would keep the old text
         write_in_place(target, data)
         return
-    if not write_atomically(target, data, keep_owner=True):
+    try:
+        replaced = write_atomically(target, data, keep_owner=True)
+    except OSError:  # no new file beside it (a directory not writable, a bind-mounted file):
+        replaced = False  # the file itself is writable, so it is edited in place, as ruff does
+    if not replaced:
         write_in_place(target, data)
 
 

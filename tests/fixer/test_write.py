@@ -124,3 +124,22 @@ def test_another_users_writable_file_keeps_its_owner(shared: Path) -> None:
     assert path.read_bytes() == b"x = 1\n"
     assert info.st_uid == 0 and stat.S_IMODE(info.st_mode) == 0o666
     assert sorted(p.name for p in shared.iterdir()) == ["a.py"]
+
+
+def test_a_file_no_rename_can_replace_is_edited_in_place(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bind-mounted file (a container's single-file mount: EBUSY) or a directory this user
+    cannot write into: the rename fails, the file itself is writable, so it is edited in
+    place (as ruff does) rather than left unfixed."""
+    path = workdir / "mounted.py"
+    path.write_text(SOURCE)
+    inode = path.stat().st_ino
+
+    def busy(src: object, dst: object) -> None:
+        raise OSError(16, "Device or resource busy")
+
+    monkeypatch.setattr(write.os, "replace", busy)
+    assert fix("mounted.py") == 0
+    assert FIXED in path.read_text() and path.stat().st_ino == inode
+    assert [p.name for p in workdir.iterdir()] == ["mounted.py"]  # no temporary file left
