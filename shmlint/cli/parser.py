@@ -14,8 +14,25 @@ COMMANDS = ("check", "rules", "explain", "baseline", "clean", "server")
 
 
 def codes(text: str) -> tuple[str, ...]:
-    """A comma-separated list of codes or prefixes, upper-cased."""
-    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+    """A comma-separated list of codes or prefixes, upper-cased (none is an error, as ruff's)."""
+    found = tuple(code.strip().upper() for code in text.split(",") if code.strip())
+    if not found:
+        raise argparse.ArgumentTypeError("expected a code or prefix")
+    return found
+
+
+class _Accumulate(argparse.Action):
+    """An option that may be repeated: each occurrence's comma-separated list adds to the
+    others' (``--extend-ignore SHM101 --extend-ignore SHM103``, as ruff accumulates)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, (*(getattr(namespace, self.dest, None) or ()), *values))
 
 
 def _patterns(text: str) -> tuple[str, ...]:
@@ -42,13 +59,26 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "paths", nargs="*", default=[], help="files or directories (default: .); - for stdin"
     )
-    check.add_argument("--select", type=codes, help="comma-separated codes or prefixes to enable")
     check.add_argument(
-        "--extend-select", type=codes, help="codes or prefixes to enable on top of the selection"
+        "--select",
+        type=codes,
+        action=_Accumulate,
+        help="comma-separated codes or prefixes to enable",
     )
-    check.add_argument("--ignore", type=codes, help="comma-separated codes or prefixes to skip")
     check.add_argument(
-        "--extend-ignore", type=codes, help="codes or prefixes to skip, on top of the ignored"
+        "--extend-select",
+        type=codes,
+        action=_Accumulate,
+        help="codes or prefixes to enable on top of the selection",
+    )
+    check.add_argument(
+        "--ignore", type=codes, action=_Accumulate, help="comma-separated codes or prefixes to skip"
+    )
+    check.add_argument(
+        "--extend-ignore",
+        type=codes,
+        action=_Accumulate,
+        help="codes or prefixes to skip, on top of the ignored",
     )
     check.add_argument(
         "--min-confidence",
@@ -107,12 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--exclude",
         type=_patterns,
+        action=_Accumulate,
         metavar="PATTERNS",
         help="comma-separated globs to skip, replacing the exclude list",
     )
     check.add_argument(
         "--extend-exclude",
         type=_patterns,
+        action=_Accumulate,
         metavar="PATTERNS",
         help="comma-separated globs to skip, on top of the exclude list",
     )

@@ -57,3 +57,26 @@ def test_command_line_select_starts_anew(
     assert _exit(["--select", "SHM101", "--extend-ignore", "SHM101"], capsys) == 0
     assert _exit(["--select", "SHM101", "--ignore", "SHM1"], capsys) == 1
     assert _exit(["--extend-select", "SHM101"], capsys) == 0  # a tie with the ignore: ignored
+
+
+def test_repeated_options_accumulate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ruff: `--extend-ignore A --extend-ignore B` ignores both (argparse kept the last)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(RETAINING, encoding="utf-8")
+    assert _exit(["--extend-ignore", "SHM103", "--extend-ignore", "SHM101"], capsys) == 0
+    assert _exit(["--ignore", "SHM101", "--ignore", "SHM103"], capsys) == 0
+    assert _exit(["--select", "SHM103", "--select", "SHM101"], capsys) == 1
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "g.py").write_text(RETAINING, encoding="utf-8")
+    main(["check", "--no-cache", "--extend-exclude", "m.py", "--extend-exclude", "gen", "."])
+    assert capsys.readouterr().out.startswith("All checks passed!")
+
+
+def test_an_empty_selection_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache", "--select", "", "."]) == 2
+    assert "--select: expected a code or prefix" in capsys.readouterr().err
