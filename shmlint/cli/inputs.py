@@ -17,7 +17,7 @@ from shmlint.basics.config import Config
 from shmlint.basics.types import FileResult
 from shmlint.run import record
 from shmlint.run.cache import Cache, default_directory
-from shmlint.run.discovery import iter_file_names
+from shmlint.run.discovery import is_excluded, iter_file_names
 from shmlint.run.prune import maybe_prune
 
 if TYPE_CHECKING:
@@ -50,6 +50,11 @@ def collect(args: argparse.Namespace, config: Config) -> list[Checked]:
 
             name = args.stdin_filename or "-"
             data = sys.stdin.buffer.read()
+            if args.stdin_filename and args.force_exclude and is_excluded(name, config):
+                # As ruff: an excluded name is not checked (and `--fix` gives stdin back).
+                skipped = FileResult(name, (), parsed=False, skipped=True)
+                checked.append(Checked(None, data, skipped))
+                continue
             checked.append(
                 Checked(None, data, check_bytes(data, name, config, prefilter=prefilter))
             )

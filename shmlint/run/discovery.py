@@ -67,6 +67,13 @@ def iter_python_files(
         yield Path(path), display
 
 
+def is_excluded(path: str, config: Config) -> bool:
+    """``path`` (a file or directory, which need not exist) lies under ``exclude`` /
+    ``extend-exclude``: what ``--force-exclude`` skips, stdin's ``--stdin-filename`` too."""
+    excluder = _Excluder(config)
+    return excluder.excluded_path(excluder.relative(os.path.abspath(path)))
+
+
 def iter_file_names(
     paths: list[str], config: Config, *, force_exclude: bool = False
 ) -> Iterator[tuple[str, str]]:

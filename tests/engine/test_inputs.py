@@ -163,3 +163,18 @@ def test_quiet_prints_the_findings_only(excluded: Path, capsys: pytest.CaptureFi
     (excluded / "empty").mkdir()
     assert run(["check", "--no-cache", "--quiet", "empty"], capsys) == (0, "", "")
     assert run(["check", "--no-cache", "-q", "--fix", "src"], capsys) == (0, "", "")
+
+
+def test_force_exclude_applies_to_the_stdin_filename(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ruff: an editor passes `--force-exclude --stdin-filename vend/x.py`; an excluded
+    name is not checked, and `--fix` gives the source back unchanged."""
+    (workdir / "pyproject.toml").write_text('[tool.shmlint]\nextend-exclude = ["vend/"]\n')
+    args = ["check", "--no-cache", "--force-exclude", "--stdin-filename", "vend/x.py"]
+    _stdin(monkeypatch, SOURCE)
+    assert run(args, capsys)[0] == 0
+    _stdin(monkeypatch, SOURCE)
+    assert run([*args, "--fix"], capsys)[1] == SOURCE
+    _stdin(monkeypatch, SOURCE)
+    assert run(["check", "--no-cache", "--stdin-filename", "vend/x.py"], capsys)[0] == 1
