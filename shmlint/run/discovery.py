@@ -19,11 +19,19 @@ class _Excluder:
 
     def __init__(self, config: Config) -> None:
         self.root = (config.root or Path.cwd()).resolve()
-        patterns = [p.rstrip("/") for p in (*config.exclude, *config.extend_exclude)]
+        patterns = [self._rooted(p.rstrip("/")) for p in (*config.exclude, *config.extend_exclude)]
         # One regex for every glob (matched against the name and the relative path): one
         # match per file, not one per pattern.
         globs = "|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)
         self._glob = re.compile(globs) if patterns else None
+
+    def _rooted(self, pattern: str) -> str:
+        """An absolute pattern below the root, as the relative one it means (ruff honours
+        ``--extend-exclude /abs/gen``); any other pattern as given."""
+        if not os.path.isabs(pattern):
+            return pattern
+        relative = os.path.relpath(pattern, self.root)
+        return pattern if relative.startswith("..") else relative.replace(os.sep, "/")
 
     def relative(self, absolute: str) -> str:
         relative = os.path.relpath(absolute, self.root)

@@ -178,3 +178,13 @@ def test_force_exclude_applies_to_the_stdin_filename(
     assert run([*args, "--fix"], capsys)[1] == SOURCE
     _stdin(monkeypatch, SOURCE)
     assert run(["check", "--no-cache", "--stdin-filename", "vend/x.py"], capsys)[0] == 1
+
+
+def test_an_absolute_exclude_pattern_below_the_root(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ruff: `--extend-exclude /abs/gen` excludes `gen/` (it matched nothing)."""
+    (workdir / "gen").mkdir()
+    (workdir / "gen" / "g.py").write_text(SOURCE)
+    code, out, _ = run(["check", "--no-cache", "--extend-exclude", str(workdir / "gen")], capsys)
+    assert code == 1 and "gen/g.py" not in out and "n.py" in out
