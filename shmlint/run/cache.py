@@ -70,7 +70,11 @@ def clean(directory: Path) -> bool:
     any directory, and a typo must not delete a tree."""
     if not directory.is_dir():
         return False
-    if directory.is_symlink() or not is_cache(directory):
+    if directory.is_symlink():
+        raise NotACacheError(
+            f"{directory}: not removed: it is a symbolic link (name the cache directory itself)"
+        )
+    if not is_cache(directory):
         raise NotACacheError(
             f"{directory}: not removed: it does not look like shmlint's cache (no CACHEDIR.TAG "
             "written by shmlint in it)"

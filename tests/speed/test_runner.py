@@ -107,10 +107,13 @@ def test_clean_refuses_a_directory_that_is_not_a_cache(
     _json(["src", "--cache-dir", "elsewhere"], capsys)
     assert (tree / "elsewhere" / "CACHEDIR.TAG").is_file()
     (tree / "elsewhere.txt").symlink_to("elsewhere")  # (a link to a cache is not one)
-    for directory in ("src", "elsewhere.txt"):
+    for directory, why in (
+        ("src", "it does not look like shmlint's"),
+        ("elsewhere.txt", "it is a symbolic link"),
+    ):
         assert main(["clean", "--cache-dir", directory]) == 2
         err = capsys.readouterr().err
-        assert f"shmlint: error: {directory}: not removed: it does not look like shmlint's" in err
+        assert f"shmlint: error: {directory}: not removed: {why}" in err
     (tree / "src" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
     assert main(["clean", "--cache-dir", "src"]) == 2  # (another tool's cache: not ours)
     assert (tree / "src").is_dir() and (tree / "elsewhere").is_dir()
