@@ -209,8 +209,10 @@ def _report(
         report.write_github(findings, out)
     else:
         report.write_text(findings, out)
-        if args.statistics and findings:
-            report.write_statistics(findings, out)
+    if args.statistics and findings:
+        # After the text report; beside a machine-readable one, on stderr (its stdout stays
+        # one document).
+        report.write_statistics(findings, out if args.output_format == "text" else sys.stderr)
 
 
 def run_fix(

@@ -173,6 +173,10 @@ def test_statistics(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["--statistics", "pkg"], capsys)
     assert code == 1
     assert re.search(r"^\s+2\tSHM101\t\[\*\] returned-undetached$", out, re.M)
+    # Beside json on stdout, on stderr: stdout stays one document.
+    code, out, err = run(["--statistics", "--output-format", "json", "pkg"], capsys)
+    assert len(json.loads(out)) == 2
+    assert re.search(r"^\s+2\tSHM101\t\[\*\] returned-undetached$", err, re.M)
 
 
 def test_walk_skips_vcs_venv_caches_and_build(
