@@ -77,6 +77,7 @@ class Plugin:
     # The codes flake8's own selection ignores (--select, --ignore, --extend-*): the analysis
     # is told, so that a read whose first sink flake8 drops is reported at its next one.
     flake8_ignored: tuple[str, ...] = ()
+    noqa = True  # False with flake8's --disable-noqa: flake8 shows what `# noqa` would hide
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
@@ -93,6 +94,7 @@ class Plugin:
         """flake8 hook: remember the summary file, and which codes flake8 ignores."""
         cls.summary = getattr(options, "shm_summary", None)
         cls.flake8_ignored = _ignored_by(options)
+        cls.noqa = not getattr(options, "disable_noqa", False)
 
     def __init__(self, tree: ast.AST, filename: str = "stdin", lines: Sequence[str] = ()) -> None:
         self._tree = tree
@@ -119,6 +121,8 @@ class Plugin:
         if not may_contain_source(text, config.options):
             if facts is None or not facts.may_matter(text):
                 return
-        found = analyze_tree(self._tree, self._lines, self._filename, config, text, facts)
+        found = analyze_tree(
+            self._tree, self._lines, self._filename, config, text, facts, noqa=self.noqa
+        )
         for finding in found:
             yield finding.line, finding.col, f"{finding.code} {finding.message}", type(self)

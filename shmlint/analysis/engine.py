@@ -219,11 +219,14 @@ def analyze_tree(
     config: Config,
     text: str | None = None,
     facts: ProjectFacts | None = None,
+    *,
+    noqa: bool = True,
 ) -> list[Finding]:
-    """The filtered findings of a parsed module (the flake8 plugin enters here)."""
+    """The filtered findings of a parsed module (the flake8 plugin enters here; ``noqa``:
+    whether ``# noqa`` comments suppress, False for flake8's ``--disable-noqa``)."""
     scope = Scope(tree, None, walrus=walrus_lines(text))
     view = project_view(tree, scope, path, config, facts)
-    return analyze_with_view(tree, lines, path, config, text, view, scope)
+    return analyze_with_view(tree, lines, path, config, text, view, scope, noqa=noqa)
 
 
 def analyze_with_view(
@@ -234,12 +237,16 @@ def analyze_with_view(
     text: str | None,
     view: ProjectView,
     scope: Scope,
+    *,
+    noqa: bool = True,
 ) -> list[Finding]:
     """The filtered findings of a parsed module seen through ``view``. Reads that exist only
-    for phase 1's summary (``needs_ref``) are never reported."""
+    for phase 1's summary (``needs_ref``) are never reported; ``noqa``: see
+    :func:`analyze_tree`."""
     findings = []
     threshold = config.options.min_confidence.rank
-    module = ModuleInput(tree, scope, view, config.options, text, _dropped(lines, path, config))
+    dropped = _dropped(lines, path, config, noqa)
+    module = ModuleInput(tree, scope, view, config.options, text, dropped)
     raws = [raw for check, _ in CHECKS for raw in check(module)]
     for raw in raws:
         if raw.label.needs_ref:
@@ -247,7 +254,7 @@ def analyze_with_view(
         if raw.confidence.rank < threshold or not config.is_enabled(raw.code, path):
             continue
         line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
-        if is_suppressed(line_text, raw.code):
+        if noqa and is_suppressed(line_text, raw.code):
             continue
         findings.append(_finding(raw, lines, path, config))
     if not findings:
@@ -257,17 +264,19 @@ def analyze_with_view(
     return [dataclasses.replace(f, fingerprint=p) for f, p in zip(findings, prints)]
 
 
-def _dropped(lines: list[str], path: str, config: Config) -> Callable[[str, int], bool]:
+def _dropped(lines: list[str], path: str, config: Config, noqa: bool) -> Callable[[str, int], bool]:
     """Whether the filters below drop a finding of ``code`` on ``line`` (deselected for the
-    file, or a ``# noqa`` for it there), asked by the analysis when it reports."""
+    file, or, with ``noqa``, a ``# noqa`` for it there), asked by the analysis when it
+    reports."""
     enabled: dict[str, bool] = {}
 
     def dropped(code: str, line: int) -> bool:
         known = enabled.get(code)
         if known is None:
             known = enabled[code] = config.is_enabled(code, path)
-        line_text = lines[line - 1] if 1 <= line <= len(lines) else ""
-        return not known or is_suppressed(line_text, code)
+        if not known:
+            return True
+        return noqa and is_suppressed(lines[line - 1] if 1 <= line <= len(lines) else "", code)
 
     return dropped
 

@@ -175,3 +175,13 @@ def test_a_sink_flake8_ignores_hides_no_other(tmp_path: Path, selection: tuple[s
     path.write_text(KEPT_THEN_RETURNED, encoding="utf-8")
     assert {(r[1], r[3]) for r in _flake8([path], tmp_path)} == {(9, "SHM103")}
     assert {(r[1], r[3]) for r in _flake8([path], tmp_path, *selection)} == {(10, "SHM101")}
+
+
+def test_disable_noqa_shows_what_noqa_hides(tmp_path: Path) -> None:
+    """flake8's --disable-noqa: the plugin leaves `# noqa` to flake8 (it dropped them itself)."""
+    path = tmp_path / "m.py"
+    source = KEPT_THEN_RETURNED.replace("HISTORY.append(x)", "HISTORY.append(x)  # noqa: SHM103")
+    path.write_text(source, encoding="utf-8")
+    assert {(r[1], r[3]) for r in _flake8([path], tmp_path)} == {(10, "SHM101")}
+    shown = {(r[1], r[3]) for r in _flake8([path], tmp_path, "--disable-noqa")}
+    assert shown == {(9, "SHM103")}
