@@ -280,7 +280,8 @@ class ModuleContext:
                 and confidence is not None
                 and confidence.rank < self.options.min_confidence.rank
             ):
-                continue  # (below the threshold: a later sink's own evidence may reach it)
+                state.passed.add(label)  # (a later sink's own evidence may reach the threshold)
+                continue
             state.reported.add(label)
             if confidence is None:
                 continue

@@ -362,7 +362,7 @@ class FunctionAnalysis(
         in another module's actor, is checked in phase 2 at this return, not at its callers)."""
         project = self.ctx.project
         assert project is not None and project.recorder is not None
-        for label in value.labels - state.reported:
+        for label in value.labels - state.reported - state.passed:
             if label.via or label.payload.evidence is Evidence.ARRAY_FREE:
                 continue
             project.recorder.reads.add(

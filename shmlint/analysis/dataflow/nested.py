@@ -87,6 +87,7 @@ class NestedMixin(AnalysisBase):
             if name not in targets:
                 state.vars[name] = held
         state.reported |= inner.reported
+        state.passed |= inner.passed
         self.hoist_blocked -= 1
         return result
 

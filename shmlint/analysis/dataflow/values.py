@@ -165,10 +165,16 @@ class State:
     bound_at: dict[str, Site] = dataclasses.field(default_factory=dict)
     reported: set[Label] = dataclasses.field(default_factory=set)
     dead: bool = False  # after return / raise / break / continue
+    # Reached a sink whose finding the confidence threshold dropped: not reported (a later
+    # sink may be rated higher), but no returned read for phase 1's summary, whose ratings
+    # phase 2 may change (the sink rated high there would report it twice).
+    passed: set[Label] = dataclasses.field(default_factory=set)
 
     def copy(self) -> State:
         """An independent copy, for analysing one branch."""
-        return State(dict(self.vars), dict(self.bound_at), set(self.reported), self.dead)
+        return State(
+            dict(self.vars), dict(self.bound_at), set(self.reported), self.dead, set(self.passed)
+        )
 
     def holding_handles(self) -> tuple[str, ...]:
         """The variables that hold a handle (what a nested body starts with)."""
@@ -203,4 +209,11 @@ def join_states(states: list[State]) -> State:
         voters = [s for s, labels in live if label in labels or label in s.reported]
         if all(label in s.reported for s in voters):
             result.reported.add(label)
+    # Passed over on every path where alive (or reported there): as `reported`, for phase 1.
+    for label in set().union(*(s.passed for s in alive)) - result.reported:
+        voters = [
+            s for s, labels in live if label in labels or label in s.reported or label in s.passed
+        ]
+        if all(label in s.reported or label in s.passed for s in voters):
+            result.passed.add(label)
     return result
