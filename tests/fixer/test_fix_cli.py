@@ -390,7 +390,15 @@ def test_unwritable_directory_is_reported_not_raised(
     def refuse(*args: object, **kwargs: object) -> tuple[int, str]:
         raise PermissionError(13, "Permission denied")
 
+    # No temporary file beside it: the file itself is writable, so it is edited in place (as
+    # ruff does), not refused.
     monkeypatch.setattr(write.tempfile, "mkstemp", refuse)
+    code, out, err = run(["--fix", "a.py"], capsys)
+    assert code == 0 and "(1 fixed, 0 remaining)" in out
+    assert "detach_zero_copy" in path.read_text()
+    # And when the file cannot be written either: reported, not raised, the file unchanged.
+    path.write_text(RETAINING)
+    monkeypatch.setattr(write, "write_in_place", refuse)
     code, out, err = run(["--fix", "a.py"], capsys)
     assert code == 1
     assert "a.py: not fixed: Permission denied" in err
