@@ -157,7 +157,7 @@ class AnalysisBase:
 
     def iterated_parts(
         self, target: ast.expr, iterable: ast.expr, state: State
-    ) -> tuple[Value, dict[int, list[Value]] | None]:
+    ) -> tuple[Value, dict[int, list[tuple[ast.expr, Value] | None]] | None]:
         raise NotImplementedError
 
     def bind_split(
@@ -165,7 +165,7 @@ class AnalysisBase:
         target: ast.expr,
         iterable: ast.expr,
         whole: Value,
-        noted: dict[int, list[Value]],
+        plan: dict[int, list[tuple[ast.expr, Value] | None]],
         elements: Callable[[frozenset[str]], frozenset[str]],
         bind: Callable[[ast.expr, Value], None],
     ) -> bool:

@@ -55,17 +55,17 @@ class NestedMixin(AnalysisBase):
         self.hoist_blocked += 1
         for generator in node.generators:
             target = generator.target
-            noted = None
+            plan = None
             if generator.is_async:
                 iterable = self.value(generator.iter, inner)
             else:
-                iterable, noted = self.iterated_parts(target, generator.iter, inner)
+                iterable, plan = self.iterated_parts(target, generator.iter, inner)
             whole = iterable.derived()
-            if noted is None or not self.bind_split(
+            if plan is None or not self.bind_split(
                 target,
                 generator.iter,
                 whole,
-                noted,
+                plan,
                 _same,
                 lambda elt, value: self.bind_comprehension_target(elt, value, inner),
             ):

@@ -195,9 +195,9 @@ class StatementMixin(AnalysisBase):
     def loop(self, node: ast.For | ast.AsyncFor | ast.While, state: State) -> State:
         """A loop, analysed twice (enough for this lattice) with SHM104 checked at the back edge."""
         is_for = isinstance(node, (ast.For, ast.AsyncFor))
-        iterated, noted = EMPTY, None
+        iterated, plan = EMPTY, None
         if isinstance(node, ast.For):
-            iterated, noted = self.iterated_parts(node.target, node.iter, state)
+            iterated, plan = self.iterated_parts(node.target, node.iter, state)
         elif is_for:
             iterated = self.value(node.iter, state)  # type: ignore[union-attr]
         element = Value(
@@ -220,11 +220,11 @@ class StatementMixin(AnalysisBase):
             body_state = current.copy()
             if is_for:
                 target = node.target  # type: ignore[union-attr]
-                if noted is None or not self.bind_split(
+                if plan is None or not self.bind_split(
                     target,
                     node.iter,  # type: ignore[union-attr]
                     element,
-                    noted,
+                    plan,
                     element_kinds,
                     lambda elt, value: self.bind(elt, value, body_state),  # noqa: B023
                 ):

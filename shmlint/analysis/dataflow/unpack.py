@@ -57,15 +57,15 @@ def split_call(
     return list(node.args)
 
 
-def splits(
-    target: ast.expr, iterable: ast.expr, scope: Scope, bound: Callable[[str], bool]
-) -> bool:
-    """Whether ``target`` unpacks the elements of ``iterable`` position by position."""
-    parts = split_call(iterable, scope, bound)
+# Per splitting call (by node id), each position's argument and its value (None: an index).
+Plan = dict[int, list[tuple[ast.expr, Value] | None]]
+
+
+def _unpacks(target: ast.expr, width: int) -> bool:
+    """``target`` takes apart a tuple of ``width`` positions, one name or pattern each."""
     return (
-        parts is not None
-        and isinstance(target, (ast.Tuple, ast.List))
-        and len(target.elts) == len(parts)
+        isinstance(target, (ast.Tuple, ast.List))
+        and len(target.elts) == width
         and not any(isinstance(elt, ast.Starred) for elt in target.elts)
     )
 
@@ -82,22 +82,6 @@ def _part(whole: Value, own: Value, kinds: Kinds) -> Value:
     )
 
 
-def _nothing_rebound(name: str) -> bool:
-    return False
-
-
-def _splitting(node: ast.expr, scope: Scope, bound: Callable[[str], bool]) -> set[int]:
-    """The ids of ``node`` and the calls nested in its arguments that split."""
-    parts = split_call(node, scope, bound)
-    if parts is None:
-        return set()
-    found = {id(node)}
-    for part in parts:
-        if part is not None:
-            found |= _splitting(part, scope, bound)
-    return found
-
-
 class UnpackMixin(AnalysisBase):
     """Binds ``enumerate``/``zip`` targets for :class:`FunctionAnalysis`."""
 
@@ -112,11 +96,13 @@ class UnpackMixin(AnalysisBase):
 
     def iterated_parts(
         self, target: ast.expr, iterable: ast.expr, state: State
-    ) -> tuple[Value, dict[int, list[Value]] | None]:
+    ) -> tuple[Value, Plan | None]:
         """The value of ``iterable`` (evaluated as any expression), and when ``target`` splits
-        it, the argument values of the calls evaluated on the way (for :meth:`bind_split`)."""
+        it, the plan :meth:`bind_split` follows: the calls that split (decided here, where the
+        iterable is evaluated) with their arguments' values, noted on the way."""
         bound = self.rebinds(state)
-        if not splits(target, iterable, self.scope, bound):
+        parts = split_call(iterable, self.scope, bound)
+        if parts is None or not _unpacks(target, len(parts)):
             return self.value(iterable, state), None
         outer, self.arg_values = self.arg_values, {}
         try:
@@ -124,36 +110,52 @@ class UnpackMixin(AnalysisBase):
             noted = self.arg_values
         finally:
             self.arg_values = outer
-        splitting = _splitting(iterable, self.scope, bound)  # (what bind_split may split)
-        return value, {key: args for key, args in noted.items() if key in splitting}
+        plan: Plan = {}
+        self._plan(iterable, parts, noted, bound, plan)
+        return value, plan
+
+    def _plan(
+        self,
+        call: ast.expr,
+        parts: list[ast.expr | None],
+        noted: dict[int, list[Value]],
+        bound: Callable[[str], bool],
+        plan: Plan,
+    ) -> None:
+        """Add ``call`` (its ``parts``) and the splitting calls in its arguments to ``plan``,
+        those whose arguments were noted."""
+        args = noted.get(id(call))
+        if args is None:
+            return
+        assert isinstance(call, ast.Call)
+        plan[id(call)] = [None if p is None else (p, args[call.args.index(p)]) for p in parts]
+        for part in parts:
+            inner = None if part is None else split_call(part, self.scope, bound)
+            if inner is not None:
+                self._plan(part, inner, noted, bound, plan)  # type: ignore[arg-type]
 
     def bind_split(
         self,
         target: ast.expr,
         iterable: ast.expr,
         whole: Value,
-        noted: dict[int, list[Value]],
+        plan: Plan,
         elements: Callable[[Kinds], Kinds],
         bind: Callable[[ast.expr, Value], None],
     ) -> bool:
         """Bind ``target``'s positions to their own parts of ``whole`` (an element of
-        ``iterable``); False (nothing bound) when the call's arguments were not noted.
-        ``elements``: the kinds an element of a value of these kinds has. (The calls
-        ``noted`` holds are those that split where the iterable was evaluated.)"""
-        parts = split_call(iterable, self.scope, _nothing_rebound)
-        args = noted.get(id(iterable))
-        if parts is None or args is None or not isinstance(target, (ast.Tuple, ast.List)):
+        ``iterable``); False (nothing bound) unless ``plan`` splits ``iterable`` into as many
+        positions. ``elements``: the kinds an element of a value of these kinds has."""
+        positions = plan.get(id(iterable))
+        if positions is None or not _unpacks(target, len(positions)):
             return False
-        bindings: list[tuple[ast.expr, ast.expr | None, Value]] = []
-        for elt, part in zip(target.elts, parts):
-            if part is None:
-                bindings.append((elt, None, EMPTY))
+        assert isinstance(target, (ast.Tuple, ast.List))
+        for elt, position in zip(target.elts, positions):
+            if position is None:
+                bind(elt, EMPTY)
                 continue
-            own = args[iterable.args.index(part)]  # type: ignore[attr-defined]
-            bindings.append((elt, part, _part(whole, own, elements(own.kinds))))
-        for elt, part, value in bindings:
-            if part is not None and splits(elt, part, self.scope, _nothing_rebound):
-                if self.bind_split(elt, part, value, noted, elements, bind):
-                    continue
-            bind(elt, value)
+            part, own = position
+            value = _part(whole, own, elements(own.kinds))
+            if not self.bind_split(elt, part, value, plan, elements, bind):
+                bind(elt, value)
         return True
