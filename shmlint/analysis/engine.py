@@ -251,10 +251,7 @@ def analyze_with_view(
     for raw in raws:
         if raw.label.needs_ref:
             continue
-        if raw.confidence.rank < threshold or not config.is_enabled(raw.code, path):
-            continue
-        line_text = lines[raw.site.line - 1] if raw.site.line <= len(lines) else ""
-        if noqa and is_suppressed(line_text, raw.code):
+        if raw.confidence.rank < threshold or dropped(raw.code, raw.site.line):
             continue
         findings.append(_finding(raw, lines, path, config))
     if not findings:
@@ -265,9 +262,9 @@ def analyze_with_view(
 
 
 def _dropped(lines: list[str], path: str, config: Config, noqa: bool) -> Callable[[str, int], bool]:
-    """Whether the filters below drop a finding of ``code`` on ``line`` (deselected for the
-    file, or, with ``noqa``, a ``# noqa`` for it there), asked by the analysis when it
-    reports."""
+    """Whether a finding of ``code`` on ``line`` is dropped (deselected for the file, or, with
+    ``noqa``, a ``# noqa`` for it there): asked by the analysis when it reports, and by the
+    filter of what it reported."""
     enabled: dict[str, bool] = {}
 
     def dropped(code: str, line: int) -> bool:

@@ -46,6 +46,10 @@ class _Excluder:
         match = self._glob.match
         return bool(match(name) or match(relative))
 
+    def excludes_named(self, path: str) -> bool:
+        """:meth:`excluded_path` of ``path`` as named (relative to the current directory)."""
+        return self.excluded_path(self.relative(os.path.abspath(path)))
+
     def excluded_path(self, relative: str) -> bool:
         """A path named on the command line, with ``--force-exclude``: it, or a directory it
         lies in, is excluded."""
@@ -78,8 +82,7 @@ def iter_python_files(
 def is_excluded(path: str, config: Config) -> bool:
     """``path`` (a file or directory, which need not exist) lies under ``exclude`` /
     ``extend-exclude``: what ``--force-exclude`` skips, stdin's ``--stdin-filename`` too."""
-    excluder = _Excluder(config)
-    return excluder.excluded_path(excluder.relative(os.path.abspath(path)))
+    return _Excluder(config).excludes_named(path)
 
 
 def iter_file_names(
@@ -90,7 +93,7 @@ def iter_file_names(
     excluder = _Excluder(config)
     for given in paths:
         root = Path(given)
-        if force_exclude and excluder.excluded_path(excluder.relative(os.path.abspath(given))):
+        if force_exclude and excluder.excludes_named(given):
             if not (root.is_file() or root.is_dir()):
                 raise FileNotFoundError(given)
             continue
